@@ -1,0 +1,122 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
+import type { Executor } from '../db/executor.ts';
+import { DomainError, notFound, unauthorized, validation } from '../shared/errors.ts';
+
+/** What an authenticated request knows about its caller. */
+export interface Principal {
+  accountId: number;
+  keyId: number;
+  role: 'CUSTOMER' | 'RESELLER';
+  timezone: string;
+}
+
+/** Keys are UUID-shaped (spec 5) and stored only as a SHA-256 hash. */
+export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
+
+export async function issueApiKey(db: Executor, accountId: number, allowedIps: string[] | undefined) {
+  const account = await db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+  if (!account) throw notFound(`Account ${accountId}`);
+  const ips = allowedIps && allowedIps.length > 0 ? allowedIps : null;
+  if (ips) {
+    const bad = ips.filter((cidr) => parseCidr(cidr) === null);
+    if (bad.length) throw validation(bad.map((b) => `allowedIps: "${b}" is not an IP address or CIDR range`));
+  }
+  const key = randomUUID();
+  const row = await db
+    .insertInto('api_keys')
+    .values({ account_id: accountId, key_hash: hashKey(key), allowed_ips: ips ? JSON.stringify(ips) : null, created_at: Date.now(), revoked_at: null })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: Number(row.id), key };
+}
+
+export async function revokeApiKey(db: Executor, keyId: number): Promise<void> {
+  const res = await db.updateTable('api_keys').set({ revoked_at: Date.now() }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw notFound(`API key ${keyId}`);
+}
+
+function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+  const [address = '', prefixText] = cidr.trim().split('/');
+  const version = isIP(address);
+  if (version === 0) return null;
+  const max = version === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (!Number.isInteger(prefix) || prefix < 0 || prefix > max) return null;
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+function buildAllowList(cidrs: string[]): BlockList {
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const p = parseCidr(c);
+    if (p) list.addSubnet(p.address, p.prefix, p.family);
+  }
+  return list;
+}
+
+function ipAllowed(list: BlockList, ip: string): boolean {
+  const plain = ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip;
+  const family = isIP(plain) === 6 ? 'ipv6' : 'ipv4';
+  return list.check(plain, family);
+}
+
+interface CachedKey {
+  /** null: no such key (cached too, so a flood of bad keys does not hit the database). */
+  principal: Principal | null;
+  allow: BlockList | null;
+  active: boolean;
+  expires: number;
+}
+
+/**
+ * Resolves API keys to principals. Lookups are cached for a short time
+ * (keys are checked on every request); a revocation through this process
+ * clears the cache at once, other processes see it within `ttlMs`.
+ */
+export class KeyAuthenticator {
+  private cache = new Map<string, CachedKey>();
+
+  constructor(private readonly db: Executor, private readonly ttlMs = 1000) {}
+
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  /** Throws UNAUTHORIZED for a missing, unknown, revoked or IP-restricted key. */
+  async authenticate(key: string | undefined, ip: string): Promise<Principal> {
+    if (!key) throw unauthorized();
+    const hash = hashKey(key.trim());
+    const now = Date.now();
+    let entry = this.cache.get(hash);
+    if (!entry || entry.expires <= now) {
+      entry = await this.load(hash, now);
+      if (this.cache.size > 10_000) this.invalidate();
+      this.cache.set(hash, entry);
+    }
+    if (!entry.principal) throw unauthorized('The API key is invalid or has been revoked.');
+    if (!entry.active) throw unauthorized('The account of this API key is deactivated.');
+    if (entry.allow && !ipAllowed(entry.allow, ip)) {
+      throw new DomainError('UNAUTHORIZED', `The calling address ${ip} is not authorized for this API key.`);
+    }
+    return entry.principal;
+  }
+
+  private async load(hash: string, now: number): Promise<CachedKey> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+      .select(['api_keys.id as keyId', 'api_keys.account_id as accountId', 'api_keys.allowed_ips', 'accounts.role', 'accounts.timezone', 'accounts.active'])
+      .where('api_keys.key_hash', '=', hash)
+      .where('api_keys.revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (!row) return { principal: null, allow: null, active: false, expires: now + this.ttlMs };
+    const cidrs = row.allowed_ips ? (JSON.parse(row.allowed_ips) as string[]) : null;
+    return {
+      principal: { accountId: Number(row.accountId), keyId: Number(row.keyId), role: row.role, timezone: row.timezone },
+      allow: cidrs ? buildAllowList(cidrs) : null,
+      active: row.active === 1,
+      expires: now + this.ttlMs,
+    };
+  }
+}

@@ -1,0 +1,66 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { sql } from 'kysely';
+import type { Core } from './core.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { gatewayPlugin } from './http/gateway/plugin.ts';
+import { adminPlugin } from './http/admin/plugin.ts';
+
+export interface AppOptions {
+  adminToken: string;
+  /** Pino logger for requests; tests pass false. */
+  logger?: boolean;
+}
+
+/**
+ * Builds the HTTP app over a core, without listening: the process
+ * (server.ts) and the tests (app.inject) both use it.
+ */
+export async function buildApp(core: Core, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: options.logger === false ? undefined : (core.log as FastifyBaseLogger),
+    ...(options.logger === false ? { logger: false } : {}),
+    bodyLimit: core.config.BODY_LIMIT_BYTES,
+    trustProxy: false,
+    genReqId: () => crypto.randomUUID(),
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  app.setValidatorCompiler(validatorCompiler);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Messaging gateway',
+        version: '1.0.0',
+        description: 'Gateway interface (SMS, reports, contacts, routes, balance) and operator API. The Legacy v2 interface is served under /api/v2/.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+          operator: { type: 'http', scheme: 'bearer' },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+    const carriers = Object.fromEntries([...core.carriers.values()].map((c) => [c.name, c.ready()]));
+    try {
+      await sql`select 1`.execute(core.db.kysely);
+    } catch {
+      return reply.status(503).send({ status: 'database unreachable', carriers });
+    }
+    const ready = Object.values(carriers).every(Boolean);
+    return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'carrier not ready', carriers });
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
+  await app.register(gatewayPlugin, { core });
+  return app;
+}

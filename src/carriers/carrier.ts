@@ -1,0 +1,70 @@
+/**
+ * The contract between the dispatcher and a carrier connection (simulator,
+ * SMPP bind, RCS agent API). Carriers know nothing about HTTP, accounts or
+ * storage: they take messages, answer per message, and report receipts and
+ * inbound texts through the events object given at start.
+ */
+
+/** Our status values a receipt can move a message to (DECISIONS.md). */
+export type ReceiptStatus = 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'EXPIRED' | 'FAILED';
+
+export interface OutboundMessage {
+  /** Our message id; stable across retries. */
+  id: string;
+  receiver: string;
+  /** Text of an SMS (or RCS basic message / SMS fallback text). */
+  content: string;
+  channel: 'SMS' | 'RCS';
+  /** Channel-specific payload (RCS kinds), already validated; null for SMS. */
+  payload: unknown;
+  /** Sender shown to the receiver where the carrier allows it; null = connection default. */
+  sender: string | null;
+}
+
+export type SubmitResult =
+  /** Carrier accepted the message. Several ids when it was sent in parts. */
+  | { ok: true; carrierIds: string[] }
+  /** Carrier refused it for good: the message fails and is refunded. */
+  | { ok: false; retry: false; error: string }
+  /** Not sent (bind down, timeout before write): the dispatcher queues it again. */
+  | { ok: false; retry: true; error: string };
+
+export interface Receipt {
+  carrierId: string;
+  status: ReceiptStatus;
+  /** Carrier's reason, e.g. "stat:UNDELIV err:001". */
+  details: string;
+  at: Date;
+}
+
+export interface Inbound {
+  from: string;
+  to: string | null;
+  text: string;
+  at: Date;
+}
+
+export interface CarrierEvents {
+  receipt(receipt: Receipt): void;
+  inbound(message: Inbound): void;
+  /** Carrier ids of messages this connection accepted and has not reported final yet (after a restart). */
+  unfinished(): Promise<string[]>;
+}
+
+export interface Carrier {
+  readonly name: string;
+  /** Channels this connection can carry. */
+  readonly channels: ReadonlyArray<'SMS' | 'RCS'>;
+  start(events: CarrierEvents): Promise<void>;
+  stop(): Promise<void>;
+  /** True while the connection can take messages (bind up). */
+  ready(): boolean;
+  /** How many more messages it can take right now (window room); back-pressure for the dispatcher. */
+  capacity(): number;
+  /**
+   * Sends the messages, calling onResult once per message as its answer
+   * arrives (in any order). Resolves when every message has its result.
+   * Must not throw: failures are results.
+   */
+  submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void>;
+}

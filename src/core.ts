@@ -1,0 +1,118 @@
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import { openDatabase, type Db } from './db/database.ts';
+import { GroupCommitter } from './db/group-commit.ts';
+import { KeyAuthenticator } from './accounts/api-keys.ts';
+import { acceptBatch, type AcceptInput, type AcceptResult } from './messaging/accept.ts';
+import { recordInbound, type StoredReply } from './messaging/replies.ts';
+import { writeOutcomes, type Outcome } from './dispatch/outcomes.ts';
+import { Dispatcher } from './dispatch/dispatcher.ts';
+import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
+import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
+
+/**
+ * The composition root below HTTP: database, use-case machinery, carriers
+ * and the dispatcher loop. The HTTP app, the CLI and tests all build on it.
+ */
+export interface Core {
+  config: Config;
+  log: Logger;
+  db: Db;
+  auth: KeyAuthenticator;
+  carriers: Map<string, Carrier>;
+  simulator: SimulatorCarrier;
+  dispatcher: Dispatcher;
+  /** Durably records a send request (group commit) and wakes the dispatcher. */
+  accept(input: AcceptInput): Promise<AcceptResult>;
+  /** Hooks run after an inbound text was stored (context rules, opt-out, webhooks). */
+  onReply: ((reply: StoredReply) => Promise<void>)[];
+  /** Resolves when every accepted result and receipt has been written. */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface CoreOptions {
+  /** Start the dispatcher loop and carriers (the CLI does not). */
+  dispatch?: boolean;
+  pgSchema?: string;
+  extraCarriers?: Carrier[];
+}
+
+export async function createCore(config: Config, log: Logger, options: CoreOptions = {}): Promise<Core> {
+  const db = await openDatabase({
+    dataDir: config.GATEWAY_DATA_DIR,
+    databaseUrl: config.DATABASE_URL,
+    sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+    ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
+  });
+  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS);
+  const carriers = new Map<string, Carrier>([[simulator.name, simulator]]);
+  for (const c of options.extraCarriers ?? []) carriers.set(c.name, c);
+
+  const accepter = new GroupCommitter<AcceptInput, AcceptResult>(db.kysely, (tx, items) => acceptBatch(tx, db.dialect, items));
+  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, writeOutcomes);
+  const dispatcher = new Dispatcher(db.kysely, db.dialect, carriers, outcomes, log, {
+    leaseMs: config.DISPATCH_LEASE_MS,
+    batch: config.DISPATCH_BATCH,
+    pollMs: config.DISPATCH_POLL_MS,
+  });
+  const onReply: Core['onReply'] = [];
+
+  const eventsFor = (connector: string): CarrierEvents => ({
+    receipt: (receipt) => {
+      outcomes.submit({ kind: 'receipt', connector, receipt }).catch((err: unknown) => log.error({ err, connector }, 'could not record a receipt'));
+    },
+    inbound: (message) => {
+      recordInbound(db.kysely, connector, message)
+        .then(async (reply) => {
+          for (const hook of onReply) await hook(reply);
+        })
+        .catch((err: unknown) => log.error({ err, connector }, 'could not record an inbound message'));
+    },
+    unfinished: async () =>
+      (
+        await db.kysely
+          .selectFrom('carrier_ids')
+          .innerJoin('messages', 'messages.id', 'carrier_ids.message_id')
+          .select('carrier_ids.carrier_id')
+          .where('carrier_ids.connector', '=', connector)
+          .where('messages.status', '=', 'SENT')
+          .execute()
+      ).map((r) => r.carrier_id),
+  });
+
+  const dispatch = options.dispatch ?? true;
+  if (dispatch) {
+    for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
+    dispatcher.start();
+  }
+
+  return {
+    config,
+    log,
+    db,
+    auth: new KeyAuthenticator(db.kysely),
+    carriers,
+    simulator,
+    dispatcher,
+    onReply,
+    accept: async (input) => {
+      const result = await accepter.submit(input);
+      dispatcher.wake();
+      return result;
+    },
+    settle: async () => {
+      await accepter.idle();
+      await outcomes.idle();
+    },
+    close: async () => {
+      if (dispatch) {
+        await dispatcher.stop();
+        for (const carrier of carriers.values()) await carrier.stop();
+      }
+      await accepter.idle();
+      await outcomes.idle();
+      await db.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
+import type { Database } from './tables.ts';
+import { initial } from './migrations/001_initial.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+export interface DbOptions {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /** PostgreSQL schema to use (tests use a fresh one per run). */
+  pgSchema?: string;
+  sqliteSynchronous?: 'FULL' | 'NORMAL';
+  /** SQLite file name inside dataDir. */
+  sqliteFile?: string;
+}
+
+// bigint columns (times, money) fit well inside 2^53: read them as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+/** Opens the database (SQLite in the data directory, or PostgreSQL) and runs the migrations. */
+export async function openDatabase(options: DbOptions): Promise<Db> {
+  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
+  await migrate(db);
+  return db;
+}
+
+function openSqlite(options: DbOptions): Db {
+  mkdirSync(options.dataDir, { recursive: true });
+  const file = new SQLite(join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite'));
+  file.pragma('journal_mode = WAL');
+  file.pragma(`synchronous = ${options.sqliteSynchronous ?? 'FULL'}`);
+  file.pragma('busy_timeout = 5000');
+  file.pragma('foreign_keys = ON');
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+function openPostgres(url: string, schema: string | undefined): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
+}
+
+async function migrate(db: Db): Promise<void> {
+  const migrations: Record<string, Migration> = { '001_initial': initial(db.dialect) };
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

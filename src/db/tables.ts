@@ -1,0 +1,182 @@
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+/**
+ * Table types. Times are epoch milliseconds (bigint), money is integer
+ * micro-units (1 currency unit = 1_000_000) so no binary float is ever stored.
+ */
+export interface AccountsTable {
+  id: Generated<number>;
+  name: string;
+  role: 'CUSTOMER' | 'RESELLER';
+  timezone: string;
+  balance: number;
+  parent_id: number | null;
+  active: number;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  key_hash: string;
+  /** JSON array of CIDRs, or null for any address. */
+  allowed_ips: string | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface RoutesTable {
+  id: Generated<number>;
+  display_name: string;
+  product_name: string;
+  product_id: number;
+  fare_price: number;
+  reply_fare_price: number;
+  channel: 'SMS' | 'RCS';
+  connector: string;
+  created_at: number;
+}
+
+export interface AccountRoutesTable {
+  account_id: number;
+  route_id: number;
+}
+
+export interface ContactGroupsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  description: string | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface ContactsTable {
+  id: Generated<number>;
+  account_id: number;
+  group_id: number;
+  name: string | null;
+  phone: string;
+}
+
+export interface BlocklistTable {
+  account_id: number;
+  phone: string;
+  created_at: number;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  account_id: number;
+  amount: number;
+  reason: string;
+  request_id: string | null;
+  created_at: number;
+}
+
+export interface RequestsTable {
+  id: string;
+  account_id: number;
+  route_id: number;
+  channel: 'SMS' | 'RCS';
+  product: string;
+  content: string;
+  tag: string | null;
+  custom: string | null;
+  sender: string | null;
+  source: 'gateway' | 'legacy' | 'token' | 'reply';
+  message_count: number;
+  cost: number;
+  schedule_at: number;
+  created_at: number;
+}
+
+export type MessageStatus =
+  | 'SCHEDULED' | 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'UNDELIVERED'
+  | 'FAILED' | 'EXPIRED' | 'CANCELLED' | 'BLOCKED';
+
+export interface MessagesTable {
+  /** UUIDv7: time-ordered, so ties of due_at are dispatched in insertion order. */
+  id: string;
+  account_id: number;
+  request_id: string;
+  route_id: number;
+  connector: string;
+  channel: 'SMS' | 'RCS';
+  receiver: string;
+  content: string;
+  /** JSON of the channel payload (RCS), null for SMS. */
+  payload: string | null;
+  segments: number;
+  cost: number;
+  status: MessageStatus;
+  status_details: string | null;
+  tag: string | null;
+  custom: string | null;
+  sender: string | null;
+  created_at: number;
+  schedule_at: number;
+  /** When the dispatcher may take it: schedule time, retry time, or lease expiry while SENDING. */
+  due_at: number;
+  lease_owner: string | null;
+  attempts: number;
+  sent_at: number | null;
+  carrier_id: string | null;
+  status_at: number;
+}
+
+export interface CarrierIdsTable {
+  connector: string;
+  carrier_id: string;
+  message_id: string;
+}
+
+export interface PendingReceiptsTable {
+  connector: string;
+  carrier_id: string;
+  status: string;
+  details: string;
+  received_at: number;
+}
+
+export interface StatusLogTable {
+  id: Generated<number>;
+  message_id: string;
+  status: MessageStatus;
+  details: string | null;
+  at: number;
+}
+
+export interface RepliesTable {
+  id: Generated<number>;
+  account_id: number | null;
+  message_id: string | null;
+  connector: string;
+  sender: string;
+  recipient: string | null;
+  content: string;
+  cost: number;
+  received_at: number;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  routes: RoutesTable;
+  account_routes: AccountRoutesTable;
+  contact_groups: ContactGroupsTable;
+  contacts: ContactsTable;
+  blocklist: BlocklistTable;
+  ledger: LedgerTable;
+  requests: RequestsTable;
+  messages: MessagesTable;
+  carrier_ids: CarrierIdsTable;
+  pending_receipts: PendingReceiptsTable;
+  status_log: StatusLogTable;
+  replies: RepliesTable;
+}
+
+export type MessageRow = Selectable<MessagesTable>;
+export type NewMessage = Insertable<MessagesTable>;
+export type RouteRow = Selectable<RoutesTable>;
+export type AccountRow = Selectable<AccountsTable>;

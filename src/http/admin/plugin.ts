@@ -1,0 +1,99 @@
+import { timingSafeEqual } from 'node:crypto';
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Core } from '../../core.ts';
+import { DomainError, type ErrorCode } from '../../shared/errors.ts';
+import { describeValidation } from '../validation.ts';
+import { clientErrorText } from '../gateway/envelope.ts';
+import { operator } from '../../operator.ts';
+
+const ADMIN_STATUS: Record<ErrorCode, number> = {
+  VALIDATION: 400, INSUFFICIENT_BALANCE: 400, NOT_CANCELLABLE: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, PAYLOAD_TOO_LARGE: 413,
+};
+
+const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
+const Id = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+
+const AccountBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  role: Type.Optional(Type.Union([Type.Literal('CUSTOMER'), Type.Literal('RESELLER')])),
+  timezone: Type.Optional(Type.String()),
+  balance: Type.Optional(Money),
+}, { required: ['name'] });
+const KeyBody = Type.Object({ allowedIps: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) });
+const CreditsBody = Type.Object({ amount: Money, reason: Type.Optional(Type.String({ maxLength: 200 })) }, { required: ['amount'] });
+const RouteBody = Type.Object({
+  displayName: Type.String({ minLength: 1, maxLength: 200 }),
+  productName: Type.String({ minLength: 1, maxLength: 200 }),
+  productId: Type.Integer({ minimum: 0 }),
+  farePrice: Money,
+  replyFarePrice: Money,
+  channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
+  connector: Type.String({ minLength: 1 }),
+}, { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] });
+const GrantBody = Type.Object({ routeId: Type.Integer({ minimum: 1 }) }, { required: ['routeId'] });
+const GroupBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  description: Type.Optional(Type.String({ maxLength: 1000 })),
+  numbers: Type.Array(Type.String({ maxLength: 32 }), { maxItems: 100_000 }),
+}, { required: ['name', 'numbers'] });
+const InboundBody = Type.Object({ from: Type.String({ pattern: '^\\+?\\d{8,15}$' }), to: Type.Optional(Type.String()), text: Type.String({ maxLength: 2000 }) }, { required: ['from', 'text'] });
+
+/**
+ * The operator API (DECISIONS.md): Bearer token, plain JSON answers, errors
+ * as `{ error }`. A thin edge over the same operator use cases as the CLI.
+ */
+export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: string }) {
+  const { core } = opts;
+  const ops = operator(core);
+  const expected = Buffer.from(opts.adminToken);
+
+  app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
+    if (error instanceof DomainError) return reply.status(ADMIN_STATUS[error.code]).send({ error: error.details.join('; ') });
+    const fe = error as FastifyError;
+    if (fe.validation) return reply.status(400).send({ error: describeValidation(fe.validation as Parameters<typeof describeValidation>[0], fe.validationContext ?? 'body').join('; ') });
+    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return reply.status(fe.statusCode).send({ error: clientErrorText(fe) });
+    request.log.error({ err: error }, 'unhandled admin error');
+    return reply.status(500).send({ error: `Internal error; request id ${request.id}.` });
+  });
+  app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `No operator operation ${request.method} ${request.url.split('?')[0]}.` }));
+  app.addHook('onRequest', async (request, reply) => {
+    const header = request.headers.authorization ?? '';
+    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
+    }
+  });
+
+  const tags = ['Operator'];
+  app.post<{ Body: Static<typeof AccountBody> }>('/accounts', { schema: { tags, body: AccountBody } }, async (request, reply) =>
+    reply.status(201).send(await ops.createAccount(request.body)),
+  );
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id', { schema: { tags, params: Id } }, async (request) => ops.getAccount(request.params.id));
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof KeyBody> }>('/accounts/:id/api-keys', { schema: { tags, params: Id, body: KeyBody } }, async (request, reply) =>
+    reply.status(201).send(await ops.issueKey(request.params.id, request.body.allowedIps)),
+  );
+  app.delete<{ Params: Static<typeof Id> }>('/api-keys/:id', { schema: { tags, params: Id } }, async (request, reply) => {
+    await ops.revokeKey(request.params.id);
+    return reply.status(204).send();
+  });
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreditsBody> }>('/accounts/:id/credits', { schema: { tags, params: Id, body: CreditsBody } }, async (request) =>
+    ops.addCredits(request.params.id, request.body.amount, request.body.reason),
+  );
+  app.post<{ Body: Static<typeof RouteBody> }>('/routes', { schema: { tags, body: RouteBody } }, async (request, reply) =>
+    reply.status(201).send(await ops.createRoute(request.body)),
+  );
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>('/accounts/:id/routes', { schema: { tags, params: Id, body: GrantBody } }, async (request, reply) => {
+    await ops.grantRoute(request.params.id, request.body.routeId);
+    return reply.status(204).send();
+  });
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof GroupBody> }>(
+    '/accounts/:id/contact-groups',
+    { bodyLimit: core.config.BODY_LIMIT_BYTES * 10, schema: { tags, params: Id, body: GroupBody } },
+    async (request, reply) => reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
+  );
+  app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { tags, body: InboundBody } }, async (request, reply) => {
+    core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
+    return reply.status(202).send({ accepted: true });
+  });
+}

@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import type { Core } from '../../core.ts';
+import type { Principal } from '../../accounts/api-keys.ts';
+import { failure, gatewayErrorHandler } from './envelope.ts';
+import { smsRoutes } from './sms.ts';
+import { reportRoutes } from './reports.ts';
+import { accountRoutes } from './account.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+/**
+ * The Gateway interface (spec 4.1-4.8), served at the server root. Every
+ * route in this plugin needs an API key; public routes (health, docs, short
+ * link redirects) are registered outside it.
+ */
+export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core }) {
+  const { core } = opts;
+  app.decorateRequest('principal', null as unknown as Principal);
+  app.setErrorHandler(gatewayErrorHandler);
+  app.setNotFoundHandler((request, reply) => {
+    const text = `No operation ${request.method} ${request.url.split('?')[0]}; see /docs.`;
+    return reply.status(404).send(failure(text, [text]));
+  });
+  app.addHook('onRequest', async (request) => {
+    const key = request.headers['x-api-key'];
+    request.principal = await core.auth.authenticate(Array.isArray(key) ? key[0] : key, request.ip);
+  });
+  await app.register(smsRoutes, { core });
+  await app.register(reportRoutes, { core });
+  await app.register(accountRoutes, { core });
+}

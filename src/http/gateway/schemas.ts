@@ -1,0 +1,33 @@
+import { Type } from '@sinclair/typebox';
+import { ERROR_TEXT } from '../validation.ts';
+
+/** Integers or digit strings (DECISIONS.md: real clients send both). */
+export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\+?\\d{8,15}$' })], {
+  [ERROR_TEXT]: 'must be a phone number in international form, as an integer or a digit string (e.g. 5511999998888)',
+  description: 'Phone number in international form: country code 55 + area code + number, no separators.',
+});
+
+export const RouteId = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\d+$' })], {
+  [ERROR_TEXT]: 'must be a route id (integer) from GET /routes',
+  description: 'Route id from GET /routes; when absent, the account\'s first route of the channel.',
+});
+
+export const ContactGroupRef = Type.Union([Type.Integer({ minimum: 1 }), Type.Object({ id: Type.Integer({ minimum: 1 }) }, { required: ['id'] })], {
+  [ERROR_TEXT]: 'must be a contact group id (integer) or {"id": n}',
+});
+
+/** Spec 2.2 common fields of every send. */
+export const CommonSendFields = {
+  receivers: Type.Optional(Type.Array(PhoneValue, { maxItems: 10_000 })),
+  contactGroups: Type.Optional(Type.Array(ContactGroupRef, { maxItems: 100 })),
+  route: Type.Optional(RouteId),
+  tag: Type.Optional(Type.String({ maxLength: 100 })),
+  custom: Type.Optional(Type.String({ maxLength: 1000 })),
+  scheduleDate: Type.Optional(
+    Type.String({ description: 'YYYY-MM-DD HH:mm:ss in the account time zone (default America/Sao_Paulo), or ISO 8601 with an offset. Absent: send now.' }),
+  ),
+};
+
+export const ApiKeyHeader = Type.Object({ 'x-api-key': Type.Optional(Type.String({ description: 'API key (spec 5)' })) });
+
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

@@ -1,0 +1,123 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Core } from '../../core.ts';
+import { resolveTargeting } from '../../messaging/send.ts';
+import { chargedSegments } from '../../billing/segments.ts';
+import { normalizeInternational } from '../../shared/phone.ts';
+import { validation } from '../../shared/errors.ts';
+import type { AcceptResult } from '../../messaging/accept.ts';
+import { ApiKeyHeader, CommonSendFields, PhoneValue, RouteId } from './schemas.ts';
+import { Envelope, errorResponses, ok } from './envelope.ts';
+
+/** Longest SMS text we accept (about 13 concatenated parts). */
+const MAX_SMS_LENGTH = 2000;
+
+const SmsText = Type.String({ minLength: 1, maxLength: MAX_SMS_LENGTH, description: 'Text; over 160 characters costs one credit per 153.' });
+
+const SmsSendBody = Type.Object({ ...CommonSendFields, message: SmsText }, { required: ['message'] });
+
+const BatchBody = Type.Object(
+  {
+    messages: Type.Array(
+      Type.Object(
+        {
+          receiver: PhoneValue,
+          message: SmsText,
+          custom: Type.Optional(Type.String({ maxLength: 1000 })),
+          tag: Type.Optional(Type.String({ maxLength: 100 })),
+        },
+        { required: ['receiver', 'message'] },
+      ),
+      { minItems: 1, maxItems: 10_000 },
+    ),
+    route: Type.Optional(RouteId),
+    scheduleDate: CommonSendFields.scheduleDate,
+    tag: CommonSendFields.tag,
+    custom: CommonSendFields.custom,
+  },
+  { required: ['messages'] },
+);
+
+const BatchAnswer = Type.Object({ requestId: Type.String({ format: 'uuid' }), credits: Type.Integer() });
+
+/** Text of a send answer: what was accepted, what it cost. */
+export function acceptedText(r: AcceptResult, scheduled: boolean): string {
+  const blocked = r.blocked ? `; ${r.blocked} on the blocklist not sent` : '';
+  return `${scheduled ? 'Scheduled' : 'Accepted'} ${r.messages - r.blocked} message(s), ${r.credits} credit(s)${blocked}.`;
+}
+
+export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) {
+  const db = core.db.kysely;
+
+  app.post<{ Body: Static<typeof SmsSendBody> }>(
+    '/messages/sms/send',
+    {
+      schema: {
+        tags: ['SMS'],
+        summary: 'Send an SMS to numbers and/or contact groups, now or scheduled',
+        headers: ApiKeyHeader,
+        body: SmsSendBody,
+        response: { 200: Envelope(Type.Null()), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const target = await resolveTargeting(db, request.principal, body, 'SMS');
+      const segments = chargedSegments(body.message);
+      const result = await core.accept({
+        accountId: request.principal.accountId,
+        route: target.route,
+        source: 'gateway',
+        content: body.message,
+        tag: body.tag ?? null,
+        custom: body.custom ?? null,
+        sender: null,
+        scheduleAt: target.scheduleAt,
+        items: target.receivers.map((receiver) => ({ receiver, content: body.message, segments, tag: body.tag ?? null, custom: body.custom ?? null, payload: null })),
+      });
+      void reply.header('X-Request-Id', result.requestId);
+      return ok(null, acceptedText(result, target.scheduleAt !== null));
+    },
+  );
+
+  app.post<{ Body: Static<typeof BatchBody> }>(
+    '/messages/sms/batch/send',
+    {
+      bodyLimit: core.config.BODY_LIMIT_BYTES * 10,
+      schema: {
+        tags: ['SMS'],
+        summary: 'Send many SMS, each with its own text, as one request',
+        headers: ApiKeyHeader,
+        body: BatchBody,
+        response: { 200: Envelope(BatchAnswer), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const body = request.body;
+      const problems: string[] = [];
+      const items = new Map<string, { receiver: string; content: string; segments: number; tag: string | null; custom: string | null; payload: null }>();
+      body.messages.forEach((m, i) => {
+        const receiver = normalizeInternational(m.receiver);
+        if (!receiver) problems.push(`messages[${i}].receiver: ${JSON.stringify(m.receiver)} is not a phone number in international form`);
+        else if (!items.has(receiver)) {
+          items.set(receiver, { receiver, content: m.message, segments: chargedSegments(m.message), tag: m.tag ?? body.tag ?? null, custom: m.custom ?? body.custom ?? null, payload: null });
+        }
+      });
+      if (problems.length) throw validation(problems);
+      const target = await resolveTargeting(db, request.principal, { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] }, 'SMS');
+      const result = await core.accept({
+        accountId: request.principal.accountId,
+        route: target.route,
+        source: 'gateway',
+        content: body.messages[0]?.message ?? '',
+        tag: body.tag ?? null,
+        custom: body.custom ?? null,
+        sender: null,
+        scheduleAt: target.scheduleAt,
+        items: [...items.values()],
+      });
+      void reply.header('X-Request-Id', result.requestId);
+      return ok({ requestId: result.requestId, credits: result.credits }, acceptedText(result, target.scheduleAt !== null));
+    },
+  );
+}

@@ -1,0 +1,169 @@
+import { sql, type Transaction } from 'kysely';
+import { v7 as uuidv7 } from 'uuid';
+import type { Database, NewMessage, RouteRow } from '../db/tables.ts';
+import { DomainError } from '../shared/errors.ts';
+import { fromMicros } from '../billing/money.ts';
+
+/** One message of a request, already validated and priced in segments. */
+export interface AcceptItem {
+  receiver: string;
+  content: string;
+  segments: number;
+  tag: string | null;
+  custom: string | null;
+  payload: string | null;
+}
+
+export interface AcceptInput {
+  accountId: number;
+  route: RouteRow;
+  source: 'gateway' | 'legacy' | 'token' | 'reply';
+  /** Text shown in the requests report. */
+  content: string;
+  tag: string | null;
+  custom: string | null;
+  sender: string | null;
+  /** Epoch ms; null = now. */
+  scheduleAt: number | null;
+  /** De-duplicated by receiver by the caller. */
+  items: AcceptItem[];
+}
+
+export interface AcceptResult {
+  requestId: string;
+  /** SMS segments charged (blocked receivers excluded). */
+  credits: number;
+  /** Micro-units debited. */
+  cost: number;
+  messages: number;
+  blocked: number;
+}
+
+const insufficient = (needed: number, balance: number) =>
+  new DomainError(
+    'INSUFFICIENT_BALANCE',
+    `Insufficient balance: this request costs ${fromMicros(needed)} and the balance is ${fromMicros(balance)}.`,
+  );
+
+/**
+ * Writes a batch of send requests in one transaction: for each request, in
+ * arrival order, drop blocked receivers, check the balance, and record the
+ * request, its messages and the debit. A request the balance cannot cover is
+ * refused whole; the others of the batch are unaffected.
+ */
+export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' | 'postgres', inputs: AcceptInput[]): Promise<(AcceptResult | Error)[]> {
+  const now = Date.now();
+  const accountIds = [...new Set(inputs.map((i) => i.accountId))].sort((a, b) => a - b);
+  const balances = new Map<number, number>();
+  const accounts = await tx
+    .selectFrom('accounts')
+    .select(['id', 'balance'])
+    .where('id', 'in', accountIds)
+    .orderBy('id')
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .execute();
+  for (const a of accounts) balances.set(Number(a.id), a.balance);
+  const blocked = await blockedSet(tx, inputs);
+
+  const requests: Database['requests'][] = [];
+  const messages: NewMessage[] = [];
+  const ledger: { account_id: number; amount: number; reason: string; request_id: string; created_at: number }[] = [];
+  const debits = new Map<number, number>();
+  const outcomes: (AcceptResult | Error)[] = [];
+
+  for (const input of inputs) {
+    const fare = input.route.fare_price;
+    let cost = 0;
+    let credits = 0;
+    let blockedCount = 0;
+    for (const item of input.items) {
+      if (blocked.has(`${input.accountId}:${item.receiver}`)) blockedCount++;
+      else {
+        credits += item.segments;
+        cost += item.segments * fare;
+      }
+    }
+    const balance = balances.get(input.accountId) ?? 0;
+    if (cost > balance || !balances.has(input.accountId)) {
+      outcomes.push(insufficient(cost, balance));
+      continue;
+    }
+    balances.set(input.accountId, balance - cost);
+    debits.set(input.accountId, (debits.get(input.accountId) ?? 0) + cost);
+
+    const requestId = uuidv7();
+    const scheduled = input.scheduleAt !== null && input.scheduleAt > now;
+    const scheduleAt = scheduled && input.scheduleAt !== null ? input.scheduleAt : now;
+    requests.push({
+      id: requestId,
+      account_id: input.accountId,
+      route_id: Number(input.route.id),
+      channel: input.route.channel,
+      product: input.route.product_name,
+      content: input.content,
+      tag: input.tag,
+      custom: input.custom,
+      sender: input.sender,
+      source: input.source,
+      message_count: input.items.length,
+      cost,
+      schedule_at: scheduleAt,
+      created_at: now,
+    });
+    for (const item of input.items) {
+      const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
+      messages.push({
+        id: uuidv7(),
+        account_id: input.accountId,
+        request_id: requestId,
+        route_id: Number(input.route.id),
+        connector: input.route.connector,
+        channel: input.route.channel,
+        receiver: item.receiver,
+        content: item.content,
+        payload: item.payload,
+        segments: item.segments,
+        cost: isBlocked ? 0 : item.segments * fare,
+        status: isBlocked ? 'BLOCKED' : scheduled ? 'SCHEDULED' : 'QUEUED',
+        status_details: isBlocked ? 'receiver is on the account blocklist' : null,
+        tag: item.tag,
+        custom: item.custom,
+        sender: input.sender,
+        created_at: now,
+        schedule_at: scheduleAt,
+        due_at: scheduleAt,
+        lease_owner: null,
+        attempts: 0,
+        sent_at: null,
+        carrier_id: null,
+        status_at: now,
+      });
+    }
+    if (cost > 0) ledger.push({ account_id: input.accountId, amount: -cost, reason: 'send', request_id: requestId, created_at: now });
+    outcomes.push({ requestId, credits, cost, messages: input.items.length, blocked: blockedCount });
+  }
+
+  for (let i = 0; i < requests.length; i += 500) await tx.insertInto('requests').values(requests.slice(i, i + 500)).execute();
+  for (let i = 0; i < messages.length; i += 500) await tx.insertInto('messages').values(messages.slice(i, i + 500)).execute();
+  if (ledger.length) await tx.insertInto('ledger').values(ledger).execute();
+  for (const [accountId, amount] of debits) {
+    if (amount > 0) await tx.updateTable('accounts').set({ balance: sql`balance - ${amount}` }).where('id', '=', accountId).execute();
+  }
+  return outcomes;
+}
+
+async function blockedSet(tx: Transaction<Database>, inputs: AcceptInput[]): Promise<Set<string>> {
+  const accountIds = [...new Set(inputs.map((i) => i.accountId))];
+  const phones = [...new Set(inputs.flatMap((i) => i.items.map((m) => m.receiver)))];
+  const set = new Set<string>();
+  for (let i = 0; i < phones.length; i += 2000) {
+    const rows = await tx
+      .selectFrom('blocklist')
+      .select(['account_id', 'phone'])
+      .where('account_id', 'in', accountIds)
+      .where('phone', 'in', phones.slice(i, i + 2000))
+      .execute();
+    for (const r of rows) set.add(`${r.account_id}:${r.phone}`);
+  }
+  return set;
+}

@@ -1,0 +1,34 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/tables.ts';
+import { DomainError, notFound } from '../shared/errors.ts';
+import { refund } from '../dispatch/outcomes.ts';
+
+/**
+ * Spec 4.3 cancel: every SCHEDULED or QUEUED message of the request is
+ * cancelled and refunded in one transaction. The status condition in the
+ * UPDATE is what makes it atomic against the dispatcher, which claims with
+ * the same condition: each message is either claimed or cancelled, never both.
+ */
+export async function cancelRequest(db: Kysely<Database>, accountId: number, requestId: string) {
+  return db.transaction().execute(async (tx) => {
+    const request = await tx.selectFrom('requests').select('id').where('id', '=', requestId).where('account_id', '=', accountId).executeTakeFirst();
+    if (!request) throw notFound(`Request ${requestId}`);
+    const now = Date.now();
+    const cancelled = await tx
+      .updateTable('messages')
+      .set({ status: 'CANCELLED', status_details: 'cancelled by the client', status_at: now, lease_owner: null })
+      .where('request_id', '=', requestId)
+      .where('account_id', '=', accountId)
+      .where('status', 'in', ['SCHEDULED', 'QUEUED'])
+      .returning(['id', 'cost'])
+      .execute();
+    if (cancelled.length === 0) {
+      throw new DomainError('NOT_CANCELLABLE', `No message of request ${requestId} can be cancelled: they were already sent or cancelled.`);
+    }
+    const log = cancelled.map((m) => ({ message_id: m.id, status: 'CANCELLED' as const, details: null, at: now }));
+    for (let i = 0; i < log.length; i += 1000) await tx.insertInto('status_log').values(log.slice(i, i + 1000)).execute();
+    const amount = cancelled.reduce((sum, m) => sum + m.cost, 0);
+    await refund(tx, accountId, amount, requestId, 'refund: cancelled');
+    return { cancelled: cancelled.length, refunded: amount };
+  });
+}

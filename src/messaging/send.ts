@@ -1,0 +1,68 @@
+import type { Executor } from '../db/executor.ts';
+import type { RouteRow } from '../db/tables.ts';
+import type { Principal } from '../accounts/api-keys.ts';
+import { getAccountRoute, listAccountRoutes } from '../routing/routes.ts';
+import { groupPhones } from '../contacts/groups.ts';
+import { normalizeInternational } from '../shared/phone.ts';
+import { notFound, validation } from '../shared/errors.ts';
+import { parseScheduleDate } from './schedule.ts';
+
+/** Receivers a single request may reach, after contact groups are expanded. */
+export const MAX_RECEIVERS = 100_000;
+
+export interface Targeting {
+  receivers?: (number | string)[] | undefined;
+  contactGroups?: (number | { id: number })[] | undefined;
+  route?: number | string | undefined;
+  scheduleDate?: string | undefined;
+}
+
+export interface ResolvedTargeting {
+  receivers: string[];
+  route: RouteRow;
+  scheduleAt: number | null;
+}
+
+/**
+ * The common fields of every send (spec 2.2): validates them together so the
+ * caller gets every problem in one answer, expands contact groups, and
+ * de-duplicates receivers (one message per receiver and request).
+ */
+export async function resolveTargeting(db: Executor, principal: Principal, input: Targeting, channel: 'SMS' | 'RCS'): Promise<ResolvedTargeting> {
+  const problems: string[] = [];
+  const receivers: string[] = [];
+  (input.receivers ?? []).forEach((value, i) => {
+    const phone = normalizeInternational(value);
+    if (phone) receivers.push(phone);
+    else problems.push(`receivers[${i}]: ${JSON.stringify(value)} is not a phone number in international form (e.g. 5511999998888)`);
+  });
+  let scheduleAt: number | null = null;
+  if (input.scheduleDate !== undefined && input.scheduleDate !== null && input.scheduleDate !== '') {
+    const parsed = parseScheduleDate(input.scheduleDate, principal.timezone);
+    if ('error' in parsed) problems.push(parsed.error);
+    else scheduleAt = parsed.at;
+  }
+  let routeId: number | null = null;
+  if (input.route !== undefined) {
+    routeId = typeof input.route === 'number' ? input.route : /^\d+$/.test(input.route.trim()) ? Number(input.route) : null;
+    if (routeId === null || !Number.isSafeInteger(routeId)) problems.push(`route: ${JSON.stringify(input.route)} is not a route id`);
+  }
+  if (problems.length) throw validation(problems);
+
+  const route = routeId !== null ? await getAccountRoute(db, principal.accountId, routeId) : await defaultRoute(db, principal.accountId, channel);
+  if (route.channel !== channel) throw validation([`route: route ${route.id} is an ${route.channel} route; use an ${channel} route from GET /routes`]);
+
+  const groupIds = (input.contactGroups ?? []).map((g) => (typeof g === 'number' ? g : g.id));
+  receivers.push(...(await groupPhones(db, principal.accountId, groupIds)));
+  const unique = [...new Set(receivers)];
+  if (unique.length === 0) throw validation(['receivers: give at least one receiver or a contact group with contacts']);
+  if (unique.length > MAX_RECEIVERS) throw validation([`receivers: at most ${MAX_RECEIVERS} receivers per request (got ${unique.length})`]);
+  return { receivers: unique, route, scheduleAt };
+}
+
+/** Without `route`, the account's first route of the channel is used. */
+async function defaultRoute(db: Executor, accountId: number, channel: 'SMS' | 'RCS'): Promise<RouteRow> {
+  const route = (await listAccountRoutes(db, accountId)).find((r) => r.channel === channel);
+  if (!route) throw notFound(`An ${channel} route for this account`);
+  return route;
+}

@@ -1,0 +1,80 @@
+import type { Core } from './core.ts';
+import { createAccount, getAccount, publicAccount } from './accounts/accounts.ts';
+import { issueApiKey, revokeApiKey } from './accounts/api-keys.ts';
+import { addLedgerEntry } from './billing/ledger.ts';
+import { fromMicros, toMicros } from './billing/money.ts';
+import { createRoute, grantRoute, publicRoute } from './routing/routes.ts';
+import { createContactGroup } from './contacts/groups.ts';
+import { validation } from './shared/errors.ts';
+
+const money = (field: string, value: number | string): number => {
+  const micros = toMicros(value);
+  if (micros === null) throw validation([`${field}: ${JSON.stringify(value)} is not an amount with at most 6 decimals`]);
+  return micros;
+};
+
+function checkTimezone(tz: string): string {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return tz;
+  } catch {
+    throw validation([`timezone: "${tz}" is not an IANA time zone (e.g. America/Sao_Paulo)`]);
+  }
+}
+
+/**
+ * What the operator of the gateway can do (DECISIONS.md "Operator API"):
+ * the admin HTTP API and the CLI are two edges over these use cases.
+ */
+export function operator(core: Core) {
+  const db = core.db.kysely;
+  return {
+    async createAccount(input: { name: string; role?: 'CUSTOMER' | 'RESELLER' | undefined; timezone?: string | undefined; balance?: number | string | undefined }) {
+      const timezone = checkTimezone(input.timezone ?? core.config.DEFAULT_TIMEZONE);
+      const balance = money('balance', input.balance ?? 0);
+      if (balance < 0) throw validation(['balance: must not be negative']);
+      const row = await db.transaction().execute((tx) => createAccount(tx, { name: input.name.trim(), role: input.role ?? 'CUSTOMER', timezone, balance }));
+      return publicAccount(row);
+    },
+    async getAccount(id: number) {
+      return publicAccount(await getAccount(db, id));
+    },
+    async issueKey(accountId: number, allowedIps?: string[]) {
+      return issueApiKey(db, accountId, allowedIps);
+    },
+    async revokeKey(keyId: number) {
+      await revokeApiKey(db, keyId);
+      core.auth.invalidate();
+    },
+    async addCredits(accountId: number, amount: number | string, reason?: string) {
+      const micros = money('amount', amount);
+      const balance = await db.transaction().execute(async (tx) => {
+        await getAccount(tx, accountId);
+        return addLedgerEntry(tx, accountId, micros, reason ?? 'operator credit', null);
+      });
+      return { balance: fromMicros(balance) };
+    },
+    async createRoute(input: { displayName: string; productName: string; productId: number; farePrice: number | string; replyFarePrice: number | string; channel: 'SMS' | 'RCS'; connector: string }) {
+      const farePrice = money('farePrice', input.farePrice);
+      const replyFarePrice = money('replyFarePrice', input.replyFarePrice);
+      if (farePrice < 0 || replyFarePrice < 0) throw validation(['farePrice/replyFarePrice: must not be negative']);
+      const carrier = core.carriers.get(input.connector);
+      if (!carrier) throw validation([`connector: no carrier connection named "${input.connector}"; configured: ${[...core.carriers.keys()].join(', ')}`]);
+      if (!carrier.channels.includes(input.channel)) throw validation([`channel: connection "${input.connector}" does not carry ${input.channel}`]);
+      const row = await createRoute(db, { ...input, farePrice, replyFarePrice });
+      return { ...publicRoute(row), channel: row.channel, connector: row.connector };
+    },
+    async grantRoute(accountId: number, routeId: number) {
+      await getAccount(db, accountId);
+      await grantRoute(db, accountId, routeId);
+    },
+    async createContactGroup(accountId: number, name: string, description: string | null, numbers: string[]) {
+      return db.transaction().execute(async (tx) => {
+        await getAccount(tx, accountId);
+        return createContactGroup(tx, accountId, name, description, numbers);
+      });
+    },
+  };
+}
+
+export type Operator = ReturnType<typeof operator>;

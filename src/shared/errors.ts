@@ -1,0 +1,30 @@
+/**
+ * Domain errors carry a stable code; each interface maps codes to its own
+ * envelope and status at the edge (http/gateway, http/legacy, http/admin).
+ */
+export type ErrorCode =
+  | 'VALIDATION'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'INSUFFICIENT_BALANCE'
+  | 'CONFLICT'
+  | 'NOT_CANCELLABLE'
+  | 'PAYLOAD_TOO_LARGE';
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** One entry per problem, for validation errors. */
+    readonly details: string[] = [message],
+  ) {
+    super(message);
+  }
+}
+
+export const validation = (details: string[]) =>
+  new DomainError('VALIDATION', details.length === 1 ? (details[0] ?? 'invalid request') : 'The request has invalid fields.', details);
+export const notFound = (what: string) => new DomainError('NOT_FOUND', `${what} was not found.`);
+export const unauthorized = (why = 'A valid API key is required (header x-api-key).') => new DomainError('UNAUTHORIZED', why);
+export const forbidden = (why: string) => new DomainError('FORBIDDEN', why);
