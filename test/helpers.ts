@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { loadConfig, type Config } from '../src/config.ts';
+import { createCore, type Core, type CoreOptions } from '../src/core.ts';
+import { buildApp } from '../src/app.ts';
+
+/** The database every test file runs against: SQLite, or PostgreSQL when TEST_DATABASE_URL is set. */
+export const DIALECT = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
+
+export interface TestDatabase {
+  env: Record<string, string>;
+  pgSchema?: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database: a temporary data directory, and on PostgreSQL a fresh schema. */
+export async function freshDatabase(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) return { env: { GATEWAY_DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
+  const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.end();
+  return {
+    env: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema}` },
+    pgSchema: schema,
+    drop: async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA ${schema} CASCADE`);
+      await c.end();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const ADMIN_TOKEN = 'test-operator-token-0123456789';
+
+export interface TestGateway {
+  app: FastifyInstance;
+  core: Core;
+  config: Config;
+  db: TestDatabase;
+  /** Operator API call with the admin token. */
+  admin(method: InjectOptions['method'], url: string, payload?: unknown): Promise<{ status: number; body: any }>;
+  /** Gateway call with an API key. */
+  call(key: string | null, method: InjectOptions['method'], url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  /** A customer account with an SMS simulator route, credits and an API key. */
+  customer(options?: { balance?: number | string; farePrice?: string; replyFarePrice?: string; allowedIps?: string[]; role?: 'CUSTOMER' | 'RESELLER' }): Promise<Customer>;
+  /** Waits until every accepted message and receipt was written and the predicate holds. */
+  eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface Customer {
+  accountId: number;
+  routeId: number;
+  key: string;
+  keyId: number;
+}
+
+/** Starts a gateway (core + app, no port) on a fresh database. */
+export async function startGateway(env: Record<string, string> = {}, coreOptions: CoreOptions = {}, existing?: TestDatabase): Promise<TestGateway> {
+  const db = existing ?? (await freshDatabase());
+  const config = loadConfig({ SIMULATOR_DELIVERY_MS: '20', DISPATCH_POLL_MS: '20', LOG_LEVEL: 'silent', ...db.env, ...env });
+  const core = await createCore(config, pino({ level: 'silent' }), { ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}), ...coreOptions });
+  const app = await buildApp(core, { adminToken: ADMIN_TOKEN, logger: false });
+
+  const inject = async (options: InjectOptions) => {
+    const res = await app.inject(options);
+    let body: unknown = res.body;
+    try {
+      body = res.body ? JSON.parse(res.body) : null;
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.statusCode, body: body as any, headers: res.headers as Record<string, unknown> };
+  };
+
+  const gateway: TestGateway = {
+    app,
+    core,
+    config,
+    db,
+    admin: (method, url, payload) =>
+      inject({ method, url, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, ...(payload === undefined ? {} : { payload: payload as object }) }),
+    call: (key, method, url, payload, headers = {}) =>
+      inject({ method, url, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers }, ...(payload === undefined ? {} : { payload: payload as object }) }),
+    async customer(options = {}) {
+      const account = await gateway.admin('POST', '/admin/accounts', { name: 'Customer', balance: options.balance ?? 100, role: options.role ?? 'CUSTOMER' });
+      const route = await gateway.admin('POST', '/admin/routes', {
+        displayName: 'SMS Simulator', productName: 'SMS', productId: 1, farePrice: options.farePrice ?? '0.10', replyFarePrice: options.replyFarePrice ?? '0.02', channel: 'SMS', connector: 'simulator',
+      });
+      await gateway.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
+      const key = await gateway.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, options.allowedIps ? { allowedIps: options.allowedIps } : {});
+      return { accountId: account.body.id, routeId: route.body.id, key: key.body.key, keyId: key.body.id };
+    },
+    async eventually(probe, done, what) {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        await core.settle();
+        const value = await probe();
+        if (done(value)) return value;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async close() {
+      await app.close();
+      await core.close();
+      if (!existing) await db.drop();
+    },
+  };
+  return gateway;
+}
