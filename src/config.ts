@@ -19,6 +19,8 @@ export const ConfigSchema = Type.Object({
   ),
   /** Delay before the built-in simulator carrier reports delivery. */
   SIMULATOR_DELIVERY_MS: Type.Integer({ minimum: 0, default: 200 }),
+  /** When set, the simulator carrier appends `messageId carrierId` per accepted submit to this file (a carrier-side log for audits and crash tests). */
+  SIMULATOR_JOURNAL: Type.Optional(Type.String({ minLength: 1 })),
   /** Largest accepted request body, in bytes (batch sends get ten times this). */
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
   /** How long a dispatcher owns claimed messages before another may take them. */

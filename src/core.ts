@@ -45,7 +45,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
     ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
   });
-  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS);
+  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS, config.SIMULATOR_JOURNAL ?? null);
   const carriers = new Map<string, Carrier>([[simulator.name, simulator]]);
   for (const c of options.extraCarriers ?? []) carriers.set(c.name, c);
 

@@ -21,8 +21,9 @@ async function main() {
   const token = adminToken(core);
   const demo = config.GATEWAY_DEMO === 'true' ? await createDemoAccount(core) : null;
   const app = await buildApp(core, { adminToken: token.token });
-  await app.listen({ host: config.HOST, port: config.PORT });
-  const base = `http://localhost:${config.PORT}`;
+  const address = await app.listen({ host: config.HOST, port: config.PORT });
+  const port = app.server.address();
+  const base = `http://localhost:${typeof port === 'object' && port ? port.port : config.PORT}`;
 
   if (token.generated) process.stdout.write(`\nOperator token (also in ${config.GATEWAY_DATA_DIR}/admin-token): ${token.token}\n`);
   if (demo) {
@@ -37,7 +38,7 @@ async function main() {
       ].join('\n'),
     );
   }
-  log.info({ base, database: core.db.dialect }, 'gateway listening; API docs at /docs');
+  log.info({ address, base, database: core.db.dialect }, 'gateway listening; API docs at /docs');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import type { Carrier, CarrierEvents, OutboundMessage, ReceiptStatus, SubmitResult } from '../carrier.ts';
 
 /**
@@ -18,7 +19,11 @@ export class SimulatorCarrier implements Carrier {
   private timers = new Set<NodeJS.Timeout>();
   private started = false;
 
-  constructor(private readonly deliveryMs: number) {}
+  constructor(
+    private readonly deliveryMs: number,
+    /** File the simulated carrier logs every accepted submit to, like a carrier's own records. */
+    private readonly journal: string | null = null,
+  ) {}
 
   async start(events: CarrierEvents): Promise<void> {
     this.events = events;
@@ -48,6 +53,7 @@ export class SimulatorCarrier implements Carrier {
       }
       // The outcome travels in the carrier id, so it survives a restart.
       const carrierId = `sim-${outcomeOf(m.receiver)}-${randomUUID()}`;
+      if (this.journal) appendFileSync(this.journal, `${m.id} ${carrierId}\n`);
       onResult(m.id, { ok: true, carrierIds: [carrierId] });
       this.scheduleReceipt(carrierId);
     }

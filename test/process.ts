@@ -1,0 +1,56 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+export interface GatewayProcess {
+  base: string;
+  child: ChildProcess;
+  /** SIGKILL: no shutdown code runs. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Runs `src/server.ts` as a real process (as `npm start` does) and waits until it listens. */
+export function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
+    const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+    lines.on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const entry = JSON.parse(line) as { msg?: string; address?: string };
+      if (entry.msg?.startsWith('gateway listening') && entry.address) {
+        clearTimeout(timer);
+        resolve({
+          base: entry.address,
+          child,
+          kill: async () => {
+            child.kill('SIGKILL');
+            await exited;
+          },
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+  });
+}
+
+/** JSON over HTTP to a spawned gateway. */
+export async function http(base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as any) : null };
+}
