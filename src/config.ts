@@ -19,6 +19,8 @@ export const ConfigSchema = Type.Object({
   ),
   /** Delay before the built-in simulator carrier reports delivery. */
   SIMULATOR_DELIVERY_MS: Type.Integer({ minimum: 0, default: 200 }),
+  /** JSON file of carrier connections (SMPP binds); see docs/carriers.md. */
+  GATEWAY_CARRIERS_FILE: Type.Optional(Type.String({ minLength: 1 })),
   /** When set, the simulator carrier appends `messageId carrierId` per accepted submit to this file (a carrier-side log for audits and crash tests). */
   SIMULATOR_JOURNAL: Type.Optional(Type.String({ minLength: 1 })),
   /** Largest accepted request body, in bytes (batch sends get ten times this). */
@@ -34,6 +36,8 @@ export const ConfigSchema = Type.Object({
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')], { default: 'FULL' }),
   /** Public base of short links; account time zone default for schedule dates. */
   DEFAULT_TIMEZONE: Type.String({ default: 'America/Sao_Paulo' }),
+  /** Language of the Legacy v2 interface's Message texts. */
+  LEGACY_LANGUAGE: Type.Union([Type.Literal('pt-BR'), Type.Literal('en')], { default: 'pt-BR' }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -9,6 +9,7 @@ import { writeOutcomes, type Outcome } from './dispatch/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
+import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
 
 /**
  * The composition root below HTTP: database, use-case machinery, carriers
@@ -39,15 +40,16 @@ export interface CoreOptions {
 }
 
 export async function createCore(config: Config, log: Logger, options: CoreOptions = {}): Promise<Core> {
+  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS, config.SIMULATOR_JOURNAL ?? null);
+  const carriers = new Map<string, Carrier>([[simulator.name, simulator]]);
+  const configured = config.GATEWAY_CARRIERS_FILE ? buildCarriers(readCarriersFile(config.GATEWAY_CARRIERS_FILE), process.env, log) : [];
+  for (const c of [...configured, ...(options.extraCarriers ?? [])]) carriers.set(c.name, c);
   const db = await openDatabase({
     dataDir: config.GATEWAY_DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
     ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
   });
-  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS, config.SIMULATOR_JOURNAL ?? null);
-  const carriers = new Map<string, Carrier>([[simulator.name, simulator]]);
-  for (const c of options.extraCarriers ?? []) carriers.set(c.name, c);
 
   const accepter = new GroupCommitter<AcceptInput, AcceptResult>(db.kysely, (tx, items) => acceptBatch(tx, db.dialect, items));
   const outcomes = new GroupCommitter<Outcome, void>(db.kysely, writeOutcomes);

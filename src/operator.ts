@@ -4,7 +4,7 @@ import { issueApiKey, revokeApiKey } from './accounts/api-keys.ts';
 import { addLedgerEntry } from './billing/ledger.ts';
 import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, grantRoute, publicRoute } from './routing/routes.ts';
-import { createContactGroup } from './contacts/groups.ts';
+import { addContacts, createContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
 
 const money = (field: string, value: number | string): number => {
@@ -72,6 +72,15 @@ export function operator(core: Core) {
       return db.transaction().execute(async (tx) => {
         await getAccount(tx, accountId);
         return createContactGroup(tx, accountId, name, description, numbers);
+      });
+    },
+    /** Adds named contacts to the account's group of that name, creating it when new. */
+    async importContactGroup(accountId: number, name: string, contacts: { phone: string; name: string | null }[]) {
+      return db.transaction().execute(async (tx) => {
+        await getAccount(tx, accountId);
+        const existing = await tx.selectFrom('contact_groups').select('id').where('account_id', '=', accountId).where('name', '=', name.trim()).executeTakeFirst();
+        const groupId = existing ? Number(existing.id) : (await createContactGroup(tx, accountId, name, null, [])).id;
+        return { id: groupId, ...(await addContacts(tx, accountId, groupId, contacts)) };
       });
     },
   };

@@ -6,16 +6,7 @@ import { adminToken, createDemoAccount } from './bootstrap.ts';
 
 /** The process: config, logger, core, HTTP listener, graceful shutdown. */
 async function main() {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78);
-    }
-    throw err;
-  }
+  const config: Config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL });
   const core = await createCore(config, log);
   const token = adminToken(core);
@@ -54,6 +45,10 @@ async function main() {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(78);
+  }
   process.stderr.write(`gateway failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -26,7 +26,11 @@ export type SubmitResult =
   | { ok: true; carrierIds: string[] }
   /** Carrier refused it for good: the message fails and is refunded. */
   | { ok: false; retry: false; error: string }
-  /** Not sent (bind down, timeout before write): the dispatcher queues it again. */
+  /**
+   * Not accepted, or not known to be accepted (bind down, response timeout):
+   * the dispatcher queues it again. In the unknown case the carrier may have
+   * it already, so delivery is at-least-once, never at-most-once.
+   */
   | { ok: false; retry: true; error: string };
 
 export interface Receipt {

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Migration } from 'kysely';
 import type { Database } from './tables.ts';
 import { initial } from './migrations/001_initial.ts';
+import { legacy } from './migrations/002_legacy.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -41,8 +42,29 @@ function openSqlite(options: DbOptions): Db {
   file.pragma(`synchronous = ${options.sqliteSynchronous ?? 'FULL'}`);
   file.pragma('busy_timeout = 5000');
   file.pragma('foreign_keys = ON');
-  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: file }) });
+  const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(file) }) });
   return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
+}
+
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs more than
+ * running a small statement. The same SQL text reuses its prepared statement
+ * (better-sqlite3 statements are reusable and run synchronously).
+ */
+function withStatementCache(file: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => file.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (!statement) {
+        if (cache.size >= 2000) cache.clear();
+        statement = file.prepare(sql);
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
 }
 
 function openPostgres(url: string, schema: string | undefined): Db {
@@ -56,7 +78,7 @@ function openPostgres(url: string, schema: string | undefined): Db {
 }
 
 async function migrate(db: Db): Promise<void> {
-  const migrations: Record<string, Migration> = { '001_initial': initial(db.dialect) };
+  const migrations: Record<string, Migration> = { '001_initial': initial(db.dialect), '002_legacy': legacy(db.dialect) };
   const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

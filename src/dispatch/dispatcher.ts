@@ -7,6 +7,9 @@ import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Outcome } from './outcomes.ts';
 
+/** How long a partly filled claim waits before the next one. */
+const GATHER_MS = 20;
+
 export interface DispatcherOptions {
   leaseMs: number;
   batch: number;
@@ -63,7 +66,11 @@ export class Dispatcher {
       } catch (err) {
         this.log.error({ err, connector: carrier.name }, 'dispatch failed; retrying');
       }
+      // A full batch: more may be due, go on at once. Otherwise let new
+      // messages gather for a moment (wake-ups included) so that a steady
+      // trickle of accepts is claimed in batches, not one claim per message.
       if (claimed === 0) await this.sleep(this.options.pollMs);
+      else if (claimed < this.options.batch) await new Promise((r) => setTimeout(r, GATHER_MS));
       else await new Promise((r) => setImmediate(r));
     }
   }

@@ -1,0 +1,64 @@
+import { readFileSync } from 'node:fs';
+import { Type, type Static } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import type { Logger } from 'pino';
+import type { Carrier } from './carrier.ts';
+import { SmppCarrier } from './smpp/connector.ts';
+import { ConfigError } from '../config.ts';
+
+/**
+ * Carrier connections the operator configures in a JSON file
+ * (GATEWAY_CARRIERS_FILE). Secrets stay out of the file: `passwordEnv`
+ * names the environment variable that holds the bind password.
+ */
+const SmppConnection = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', description: 'routes name it in `connector`' }),
+    host: Type.String({ minLength: 1 }),
+    port: Type.Integer({ minimum: 1, maximum: 65535 }),
+    tls: Type.Optional(Type.Boolean()),
+    systemId: Type.String({ minLength: 1 }),
+    passwordEnv: Type.String({ minLength: 1 }),
+    systemType: Type.Optional(Type.String()),
+    bindMode: Type.Optional(Type.Union([Type.Literal('transceiver'), Type.Literal('transmitter_receiver')])),
+    sourceAddr: Type.String({ minLength: 1 }),
+    sourceTon: Type.Optional(Type.Integer({ minimum: 0, maximum: 6 })),
+    sourceNpi: Type.Optional(Type.Integer({ minimum: 0, maximum: 18 })),
+    windowSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    maxSubmitsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
+    responseTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
+    enquireLinkMs: Type.Optional(Type.Integer({ minimum: 100 })),
+    idBase: Type.Optional(Type.Union([Type.Literal('hex'), Type.Literal('decimal')])),
+    receiptIdBase: Type.Optional(Type.Union([Type.Literal('hex'), Type.Literal('decimal')])),
+    registeredDelivery: Type.Optional(Type.Integer({ minimum: 0, maximum: 31 })),
+    reconnectMinMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    reconnectMaxMs: Type.Optional(Type.Integer({ minimum: 10 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CarriersFile = Type.Object({ smpp: Type.Optional(Type.Array(SmppConnection)) }, { additionalProperties: false });
+export type CarriersFileContent = Static<typeof CarriersFile>;
+
+/** Reads and checks the carriers file; a mistake names the file, the field and the fix. */
+export function readCarriersFile(path: string): CarriersFileContent {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`GATEWAY_CARRIERS_FILE=${path}: cannot read it as JSON (${(err as Error).message})`);
+  }
+  const errors = [...Value.Errors(CarriersFile, raw)].map((e) => `  ${e.path || '/'}: ${e.message}`);
+  if (errors.length) throw new ConfigError(`GATEWAY_CARRIERS_FILE=${path} is invalid:\n${errors.join('\n')}`);
+  return raw as CarriersFileContent;
+}
+
+/** Builds the configured carrier connections. */
+export function buildCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
+  return (file.smpp ?? []).map((c) => {
+    const { passwordEnv, ...options } = c;
+    const password = env[passwordEnv];
+    if (password === undefined) throw new ConfigError(`SMPP connection "${c.name}": environment variable ${passwordEnv} (its password) is not set`);
+    return new SmppCarrier({ ...options, password, logger: log.child({ carrier: c.name }) });
+  });
+}

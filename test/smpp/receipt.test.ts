@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, statStatus,
+} from '../../src/carriers/smpp/receipt.ts';
+import { TokenBucket } from '../../src/carriers/smpp/token-bucket.ts';
+
+// SMPP 3.4 Appendix B: "id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E Text: ..."
+const APPENDIX_B = 'id:0123456789 sub:001 dlvrd:001 submit date:0610191018 done date:0610191019 stat:DELIVRD err:000 Text:Hello World';
+
+describe('receipt text', () => {
+  it('parses the Appendix B format', () => {
+    const r = parseReceiptText(APPENDIX_B);
+    assert.equal(r.id, '0123456789');
+    assert.equal(r.sub, '001');
+    assert.equal(r.dlvrd, '001');
+    assert.deepEqual(r.submitDate, new Date(Date.UTC(2006, 9, 19, 10, 18)));
+    assert.deepEqual(r.doneDate, new Date(Date.UTC(2006, 9, 19, 10, 19)));
+    assert.equal(r.stat, 'DELIVRD');
+    assert.equal(r.err, '000');
+    assert.equal(r.text, 'Hello World');
+  });
+
+  it('takes dates with seconds, keys in any case, and missing fields', () => {
+    const r = parseReceiptText('ID:42 SUBMIT DATE:240229235959 Done_Date:2403010000 STAT:undeliv');
+    assert.equal(r.id, '42');
+    assert.deepEqual(r.submitDate, new Date(Date.UTC(2024, 1, 29, 23, 59, 59)));
+    assert.deepEqual(r.doneDate, new Date(Date.UTC(2024, 2, 1, 0, 0)));
+    assert.equal(r.stat, 'undeliv');
+    assert.equal(r.err, undefined);
+    assert.equal(r.text, undefined);
+  });
+
+  it('lets text: run to the end even if it looks like keys', () => {
+    const r = parseReceiptText('id:7 stat:EXPIRED err:5 text:id:9 stat:DELIVRD');
+    assert.equal(r.id, '7');
+    assert.equal(r.stat, 'EXPIRED');
+    assert.equal(r.text, 'id:9 stat:DELIVRD');
+  });
+
+  it('ignores malformed dates', () => {
+    assert.equal(parseReceiptText('id:1 done date:2413011200').doneDate, undefined);
+    assert.equal(parseReceiptText('id:1 done date:24010112').doneDate, undefined);
+  });
+});
+
+describe('receipt status', () => {
+  it('maps every Appendix B stat word', () => {
+    const expected = {
+      DELIVRD: 'DELIVERED', UNDELIV: 'UNDELIVERED', EXPIRED: 'EXPIRED', REJECTD: 'FAILED',
+      DELETED: 'FAILED', ACCEPTD: 'SENT', UNKNOWN: 'SENT', ENROUTE: 'SENT',
+    };
+    for (const [stat, status] of Object.entries(expected)) assert.equal(statStatus(stat), status, stat);
+    assert.equal(statStatus('delivrd'), 'DELIVERED');
+    assert.equal(statStatus('BOGUS'), null);
+  });
+
+  it('maps message_state 1..8 (SMPP 3.4 §5.2.28)', () => {
+    const expected = [null, 'SENT', 'DELIVERED', 'EXPIRED', 'FAILED', 'UNDELIVERED', 'SENT', 'SENT', 'FAILED', null];
+    expected.forEach((status, state) => assert.equal(messageStateStatus(state), status, `state ${state}`));
+  });
+});
+
+describe('receipt ids', () => {
+  it('canonicalises ids in their base', () => {
+    assert.equal(canonicalId('00B2D05E00', 'hex'), 'b2d05e00');
+    assert.equal(canonicalId('0000000042', 'decimal'), '42');
+    assert.equal(canonicalId(' msg-abc ', 'hex'), 'msg-abc');
+    assert.equal(canonicalId('0', 'decimal'), '0');
+  });
+
+  it('converts receipt-text ids between bases', () => {
+    assert.equal(convertId('3000000000', 'decimal', 'hex'), 'b2d05e00');
+    assert.equal(convertId('B2D05E00', 'hex', 'decimal'), '3000000000');
+    assert.equal(convertId('xyz', 'decimal', 'hex'), 'xyz');
+  });
+});
+
+describe('parseReceipt', () => {
+  const ids = { idBase: 'hex' as const };
+
+  it('reads the text when there are no TLVs', () => {
+    const r = parseReceipt({ text: 'id:00B2D05E00 sub:001 dlvrd:000 stat:UNDELIV err:001 text:x' }, ids);
+    assert.deepEqual(r, { carrierId: 'b2d05e00', status: 'UNDELIVERED', details: 'stat:UNDELIV err:001' });
+  });
+
+  it('converts a decimal text id to the hex id of submit_sm_resp', () => {
+    const r = parseReceipt({ text: APPENDIX_B.replace('0123456789', '3000000000') }, { idBase: 'hex', receiptIdBase: 'decimal' });
+    assert.equal(r?.carrierId, 'b2d05e00');
+    assert.equal(r?.status, 'DELIVERED');
+    assert.deepEqual(r?.doneDate, new Date(Date.UTC(2006, 9, 19, 10, 19)));
+  });
+
+  it('prefers receipted_message_id and message_state over the text', () => {
+    const r = parseReceipt(
+      { text: 'id:3000000000 stat:DELIVRD err:000', receiptedMessageId: '00B2D05E00', messageState: 3 },
+      { idBase: 'hex', receiptIdBase: 'decimal' },
+    );
+    assert.deepEqual(r, { carrierId: 'b2d05e00', status: 'EXPIRED', details: 'stat:EXPIRED err:000' });
+  });
+
+  it('works from TLVs alone, taking err from network_error_code', () => {
+    const r = parseReceipt({ text: '', receiptedMessageId: '1A', messageState: 5, networkErrorCode: Buffer.from([3, 0, 1]) }, ids);
+    assert.deepEqual(r, { carrierId: '1a', status: 'UNDELIVERED', details: 'stat:UNDELIV err:001' });
+  });
+
+  it('keeps unknown stat words as SENT and returns null without any id', () => {
+    assert.deepEqual(parseReceipt({ text: 'id:5 stat:WEIRD' }, ids), { carrierId: '5', status: 'SENT', details: 'stat:WEIRD' });
+    assert.equal(parseReceipt({ text: 'stat:DELIVRD' }, ids), null);
+  });
+});
+
+describe('TokenBucket', () => {
+  it('allows one second of burst then the rate', () => {
+    let now = 0;
+    const bucket = new TokenBucket(2, () => now);
+    assert.equal(bucket.take(), true);
+    assert.equal(bucket.take(), true);
+    assert.equal(bucket.take(), false);
+    assert.equal(bucket.wait(), 500);
+    now = 500;
+    assert.equal(bucket.take(), true);
+    assert.equal(bucket.take(), false);
+  });
+
+  it('does not limit with a rate of 0', () => {
+    const bucket = new TokenBucket(0);
+    for (let i = 0; i < 1000; i++) assert.equal(bucket.take(), true);
+  });
+});
