@@ -49,7 +49,10 @@ export function operator(core: Core) {
     async addCredits(accountId: number, amount: number | string, reason?: string) {
       const micros = money('amount', amount);
       const balance = await db.transaction().execute(async (tx) => {
-        await getAccount(tx, accountId);
+        const account = await getAccount(tx, accountId);
+        if (account.balance + micros < 0) {
+          throw validation([`amount: ${fromMicros(micros)} would take the balance (${fromMicros(account.balance)}) below zero`]);
+        }
         return addLedgerEntry(tx, accountId, micros, reason ?? 'operator credit', null);
       });
       return { balance: fromMicros(balance) };

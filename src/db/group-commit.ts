@@ -38,16 +38,22 @@ export class GroupCommitter<In, Out> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, this.maxBatch);
       try {
-        const outcomes = await this.db.transaction().execute((tx) => this.write(tx, batch.map((b) => b.item)));
-        batch.forEach((b, i) => {
-          const o = outcomes[i];
-          if (o instanceof Error) b.reject(o);
-          else b.resolve(o as Out);
-        });
-      } catch (err) {
-        for (const b of batch) b.reject(err);
+        await this.commit(batch);
+      } catch {
+        // One bad item must not fail the others it happened to share a
+        // transaction with: write each alone, so only the culprit fails.
+        for (const b of batch) await this.commit([b]).catch((err: unknown) => b.reject(err));
       }
     }
     this.running = false;
+  }
+
+  private async commit(batch: { item: In; resolve: (v: Out) => void; reject: (e: unknown) => void }[]): Promise<void> {
+    const outcomes = await this.db.transaction().execute((tx) => this.write(tx, batch.map((b) => b.item)));
+    batch.forEach((b, i) => {
+      const o = outcomes[i];
+      if (o instanceof Error) b.reject(o);
+      else b.resolve(o as Out);
+    });
   }
 }

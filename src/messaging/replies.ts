@@ -19,6 +19,8 @@ export interface StoredReply {
  */
 export async function recordInbound(db: Kysely<Database>, connector: string, inbound: Inbound): Promise<StoredReply> {
   const sender = inbound.from.replace(/^\+/, '');
+  // PostgreSQL text cannot hold NUL; a carrier may still send one.
+  const content = inbound.text.replaceAll('\u0000', '');
   return db.transaction().execute(async (tx) => {
     const last = await tx
       .selectFrom('messages')
@@ -40,13 +42,13 @@ export async function recordInbound(db: Kysely<Database>, connector: string, inb
         connector,
         sender,
         recipient: inbound.to,
-        content: inbound.text,
+        content,
         cost,
         received_at: receivedAt,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
     if (last && cost > 0) await addLedgerEntry(tx, last.account_id, -cost, 'reply', last.request_id);
-    return { id: Number(row.id), accountId: last ? last.account_id : null, messageId: last ? last.id : null, sender, content: inbound.text, receivedAt };
+    return { id: Number(row.id), accountId: last ? last.account_id : null, messageId: last ? last.id : null, sender, content, receivedAt };
   });
 }

@@ -58,7 +58,8 @@ function statusesOf(q: ReportQuery): MessageStatus[] | null {
   const list = (Array.isArray(q.statuses) ? q.statuses : [q.statuses]).flatMap((s) => s.split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
   const bad = list.filter((s) => !STATUSES.includes(s as MessageStatus));
   if (bad.length) throw validation([`statuses: unknown status ${bad.join(', ')}; use ${STATUSES.join(', ')}`]);
-  return list as MessageStatus[];
+  // `statuses=` (nothing chosen) is no filter; an empty IN () is a syntax error on PostgreSQL.
+  return list.length ? (list as MessageStatus[]) : null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -83,7 +84,7 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
     .$if(q.content !== undefined, (b) => b.where(sql`lower(m.content)`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`))
     .$if(q.custom !== undefined, (b) => b.where('m.custom', '=', q.custom ?? ''))
     .$if(q.tag !== undefined, (b) => b.where('m.tag', '=', q.tag ?? ''))
-    .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''))
+    .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', (q.requestId ?? '').toLowerCase()))
     .$if(statuses !== null, (b) => b.where('m.status', 'in', statuses ?? []));
   const total = await countOf(base);
   const rows = await base
@@ -140,7 +141,7 @@ export async function requestsReport(db: Executor, accountId: number, q: ReportQ
     .$if(q.content !== undefined, (b) => b.where(sql`lower(q.content)`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`))
     .$if(q.custom !== undefined, (b) => b.where('q.custom', '=', q.custom ?? ''))
     .$if(q.tag !== undefined, (b) => b.where('q.tag', '=', q.tag ?? ''))
-    .$if(q.requestId !== undefined, (b) => b.where('q.id', '=', q.requestId ?? ''));
+    .$if(q.requestId !== undefined, (b) => b.where('q.id', '=', (q.requestId ?? '').toLowerCase()));
   const total = await countOf(base);
   const rows = await base
     .select((eb) => [

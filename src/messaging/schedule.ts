@@ -2,6 +2,8 @@ import { DateTime } from 'luxon';
 
 /** Clock skew we forgive: a schedule date up to this far in the past means "now". */
 const PAST_GRACE_MS = 60_000;
+/** How far ahead a send may be scheduled. */
+const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000;
 
 /**
  * `scheduleDate` is `YYYY-MM-DD HH:mm:ss` in the account's time zone, or an
@@ -18,6 +20,7 @@ export function parseScheduleDate(value: string, timezone: string, now = Date.no
   }
   const at = dt.toMillis();
   if (at < now - PAST_GRACE_MS) return { error: `scheduleDate: ${value} is in the past` };
+  if (at > now + MAX_AHEAD_MS) return { error: `scheduleDate: ${value} is more than a year ahead` };
   return { at: Math.max(at, now) };
 }
 

@@ -12,7 +12,9 @@ const ADMIN_STATUS: Record<ErrorCode, number> = {
 };
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
-const Id = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+// Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
+const IdValue = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const Id = Type.Object({ id: IdValue });
 
 const AccountBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -25,13 +27,13 @@ const CreditsBody = Type.Object({ amount: Money, reason: Type.Optional(Type.Stri
 const RouteBody = Type.Object({
   displayName: Type.String({ minLength: 1, maxLength: 200 }),
   productName: Type.String({ minLength: 1, maxLength: 200 }),
-  productId: Type.Integer({ minimum: 0 }),
+  productId: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
   farePrice: Money,
   replyFarePrice: Money,
   channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
   connector: Type.String({ minLength: 1 }),
 }, { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] });
-const GrantBody = Type.Object({ routeId: Type.Integer({ minimum: 1 }) }, { required: ['routeId'] });
+const GrantBody = Type.Object({ routeId: IdValue }, { required: ['routeId'] });
 const GroupBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 1000 })),

@@ -9,7 +9,7 @@ import { Envelope, errorResponses, ok } from './envelope.ts';
 const Page = {
   startDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD (UTC day) or ISO 8601; default 2 days ago' })),
   endDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD (whole UTC day, inclusive) or ISO 8601; default no end' })),
-  skip: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 100 })),
 };
 
@@ -88,8 +88,10 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
       `${prefix}/messages/request/cancel`,
       { schema: { tags: ['Reports'], summary: 'Cancel the scheduled and queued messages of a request', headers: ApiKeyHeader, body: CancelBody, response: { 200: Envelope(Type.Null()), ...errorResponses } } },
       async (request) => {
-        const r = await cancelRequest(db, request.principal.accountId, request.body.requestId);
-        return ok(null, `Cancelled ${r.cancelled} message(s) of request ${request.body.requestId}; their cost was refunded.`);
+        // UUIDs are case-insensitive on input (RFC 9562); ours are stored in lower case.
+        const requestId = request.body.requestId.toLowerCase();
+        const r = await cancelRequest(db, request.principal.accountId, requestId);
+        return ok(null, `Cancelled ${r.cancelled} message(s) of request ${requestId}; their cost was refunded.`);
       },
     );
   }

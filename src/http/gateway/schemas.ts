@@ -12,7 +12,10 @@ export const RouteId = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ p
   description: 'Route id from GET /routes; when absent, the account\'s first route of the channel.',
 });
 
-export const ContactGroupRef = Type.Union([Type.Integer({ minimum: 1 }), Type.Object({ id: Type.Integer({ minimum: 1 }) }, { required: ['id'] })], {
+// Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
+const GroupId = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+
+export const ContactGroupRef = Type.Union([GroupId, Type.Object({ id: GroupId }, { required: ['id'] })], {
   [ERROR_TEXT]: 'must be a contact group id (integer) or {"id": n}',
 });
 
