@@ -79,7 +79,10 @@ function openPostgres(url: string, schema: string | undefined): Db {
 
 async function migrate(db: Db): Promise<void> {
   const migrations: Record<string, Migration> = { '001_initial': initial(db.dialect), '002_legacy': legacy(db.dialect) };
-  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations } });
+  // Kysely looks for its bookkeeping tables in any schema unless told which:
+  // name the current one, so databases sharing a server (schemas) never mix.
+  const schema = db.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
