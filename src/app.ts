@@ -6,6 +6,7 @@ import type { Core } from './core.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
+import { legacyPlugin } from './http/legacy/plugin.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -61,6 +62,7 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
+  await app.register(legacyPlugin, { prefix: '/api/v2', core });
   await app.register(gatewayPlugin, { core });
   return app;
 }
