@@ -1,10 +1,12 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { sql } from 'kysely';
 import type { Core } from './core.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
+import { failure } from './http/gateway/envelope.ts';
+import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
 
@@ -25,6 +27,15 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     bodyLimit: core.config.BODY_LIMIT_BYTES,
     trustProxy: false,
     genReqId: () => crypto.randomUUID(),
+    // Errors before routing (a malformed URL such as /credits/%) get the envelope of the interface the path belongs to.
+    frameworkErrors: (error, request, raw) => {
+      const reply = raw as unknown as FastifyReply;
+      const text = `Malformed request: ${error.message}`;
+      const path = request.url ?? '';
+      if (path.startsWith('/api/v2')) return reply.status(400).send({ Success: false, Object: null, Message: text });
+      if (path.startsWith('/admin')) return reply.status(400).send({ error: text });
+      return reply.status(400).send(failure(text, [text]));
+    },
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
@@ -63,6 +74,8 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
 
   await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
   await app.register(legacyPlugin, { prefix: '/api/v2', core });
+  // Public (no API key), so outside the gateway plugin and its key check.
+  await app.register(shortLinkRedirect, { core });
   await app.register(gatewayPlugin, { core });
   return app;
 }

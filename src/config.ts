@@ -34,10 +34,25 @@ export const ConfigSchema = Type.Object({
   GATEWAY_DEMO: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
   /** SQLite synchronous mode: FULL makes every accepted request survive power loss. */
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')], { default: 'FULL' }),
-  /** Public base of short links; account time zone default for schedule dates. */
+  /** Account time zone default for schedule dates. */
   DEFAULT_TIMEZONE: Type.String({ default: 'America/Sao_Paulo' }),
   /** Language of the Legacy v2 interface's Message texts. */
   LEGACY_LANGUAGE: Type.Union([Type.Literal('pt-BR'), Type.Literal('en')], { default: 'pt-BR' }),
+  /** Public base URL of short links (a link is SHORT_LINK_BASE/<code>); when unset, http://localhost:${PORT}/s (see shortLinkBase in src/shortlinks/links.ts). */
+  SHORT_LINK_BASE: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
+  // --- events (webhooks, legacy callbacks, outbound HTTP): see docs/webhooks.md ---
+  /** Exceptions to the outbound SSRF rules: comma-separated host names, addresses or CIDRs (e.g. 127.0.0.1 for a receiver on this machine); they may use any port and address. */
+  GATEWAY_FETCH_ALLOW: Type.Optional(Type.String()),
+  /** Unit of the webhook retry schedule (5, 30, 120, 600, 1800, 3600, then every 7200 units; given up after 86400): 1000 = seconds. Tests make it small. */
+  WEBHOOK_RETRY_BASE_MS: Type.Integer({ minimum: 1, default: 1000 }),
+  /** Time limit of one webhook attempt (connect, send, answer). */
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  /** Webhook attempts in flight at once per process. */
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+  /** Idle poll interval of the webhook deliverer (status events go out within this). */
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
+  /** Delivered and failed webhook deliveries stay in the delivery log this many days. */
+  WEBHOOK_LOG_DAYS: Type.Integer({ minimum: 1, default: 30 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

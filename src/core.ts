@@ -10,6 +10,7 @@ import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
 import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
+import { createEvents, type Events } from './events/events.ts';
 
 /**
  * The composition root below HTTP: database, use-case machinery, carriers
@@ -27,6 +28,8 @@ export interface Core {
   accept(input: AcceptInput): Promise<AcceptResult>;
   /** Hooks run after an inbound text was stored (context rules, opt-out, webhooks). */
   onReply: ((reply: StoredReply) => Promise<void>)[];
+  /** Webhooks, legacy callbacks, opt-out, and the SSRF-safe outbound HTTP client (src/events, src/net). */
+  events: Events;
   /** Resolves when every accepted result and receipt has been written. */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -59,6 +62,9 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     pollMs: config.DISPATCH_POLL_MS,
   });
   const onReply: Core['onReply'] = [];
+  // Events (src/events): opt-out runs first among the reply hooks; the webhook deliverer is a loop beside the dispatcher.
+  const events = createEvents(db, config, log);
+  onReply.push((reply) => events.onReply(reply));
 
   const eventsFor = (connector: string): CarrierEvents => ({
     receipt: (receipt) => {
@@ -87,6 +93,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   if (dispatch) {
     for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
     dispatcher.start();
+    events.start();
   }
 
   return {
@@ -98,6 +105,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     simulator,
     dispatcher,
     onReply,
+    events,
     accept: async (input) => {
       const result = await accepter.submit(input);
       dispatcher.wake();
@@ -114,6 +122,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       }
       await accepter.idle();
       await outcomes.idle();
+      await events.close();
       await db.close();
     },
   };

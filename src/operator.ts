@@ -6,6 +6,8 @@ import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, grantRoute, publicRoute } from './routing/routes.ts';
 import { addContacts, createContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
+import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
+import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';
 
 const money = (field: string, value: number | string): number => {
   const micros = toMicros(value);
@@ -85,6 +87,29 @@ export function operator(core: Core) {
         const groupId = existing ? Number(existing.id) : (await createContactGroup(tx, accountId, name, null, [])).id;
         return { id: groupId, ...(await addContacts(tx, accountId, groupId, contacts)) };
       });
+    },
+    // --- events (src/events, docs/webhooks.md): legacy callbacks and opt-out keywords ---
+    /** Sets the account's Legacy v2 callback URLs (absent or null turns one off). */
+    async setCallbacks(accountId: number, input: { replyUrl?: string | null | undefined; statusUrl?: string | null | undefined }) {
+      await getAccount(db, accountId);
+      return setCallbacks(db, (url) => core.events.fetcher.check(url), accountId, input);
+    },
+    async getCallbacks(accountId: number) {
+      await getAccount(db, accountId);
+      return getCallbacks(db, accountId);
+    },
+    async callbackDeliveries(accountId: number, page: { skip: number; limit: number }) {
+      await getAccount(db, accountId);
+      return listCallbackDeliveries(db, accountId, page);
+    },
+    /** Replaces the account's opt-out keywords (an empty list turns opt-out by keyword off). */
+    async setOptOutKeywords(accountId: number, keywords: string[]) {
+      await getAccount(db, accountId);
+      return { keywords: await setOptOutKeywords(db, accountId, keywords) };
+    },
+    async getOptOutKeywords(accountId: number) {
+      await getAccount(db, accountId);
+      return { keywords: await getOptOutKeywords(db, accountId) };
     },
   };
 }

@@ -22,7 +22,10 @@ export async function freshDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-test-'));
   const url = process.env.TEST_DATABASE_URL;
   if (!url) return { env: { GATEWAY_DATA_DIR: dataDir }, drop: async () => rmSync(dataDir, { recursive: true, force: true }) };
-  const schema = `t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  // scripts/test.mjs names its run and drops the run's schemas at the end: dropping
+  // a schema while another file migrates makes PostgreSQL's catalog queries fail.
+  const run = process.env.TEST_RUN_ID;
+  const schema = `t_${run ? `${run}_` : ''}${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query(`CREATE SCHEMA ${schema}`);
@@ -31,10 +34,12 @@ export async function freshDatabase(): Promise<TestDatabase> {
     env: { GATEWAY_DATA_DIR: dataDir, DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema}` },
     pgSchema: schema,
     drop: async () => {
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      if (!run) {
+        const c = new pg.Client({ connectionString: url });
+        await c.connect();
+        await c.query(`DROP SCHEMA ${schema} CASCADE`);
+        await c.end();
+      }
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

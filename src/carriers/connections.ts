@@ -24,6 +24,8 @@ const SmppConnection = Type.Object(
     sourceAddr: Type.String({ minLength: 1 }),
     sourceTon: Type.Optional(Type.Integer({ minimum: 0, maximum: 6 })),
     sourceNpi: Type.Optional(Type.Integer({ minimum: 0, maximum: 18 })),
+    destTon: Type.Optional(Type.Integer({ minimum: 0, maximum: 6 })),
+    destNpi: Type.Optional(Type.Integer({ minimum: 0, maximum: 18 })),
     windowSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     maxSubmitsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
     responseTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
@@ -33,6 +35,9 @@ const SmppConnection = Type.Object(
     registeredDelivery: Type.Optional(Type.Integer({ minimum: 0, maximum: 31 })),
     reconnectMinMs: Type.Optional(Type.Integer({ minimum: 10 })),
     reconnectMaxMs: Type.Optional(Type.Integer({ minimum: 10 })),
+    throttleBackoffMinMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    throttleBackoffMaxMs: Type.Optional(Type.Integer({ minimum: 1 })),
+    maxThrottleRetries: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { additionalProperties: false },
 );

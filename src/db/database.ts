@@ -6,6 +6,8 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type Migration }
 import type { Database } from './tables.ts';
 import { initial } from './migrations/001_initial.ts';
 import { legacy } from './migrations/002_legacy.ts';
+import { childrenLinks } from './migrations/003_children_links.ts';
+import { webhooks } from './migrations/004_webhooks.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -78,7 +80,13 @@ function openPostgres(url: string, schema: string | undefined): Db {
 }
 
 async function migrate(db: Db): Promise<void> {
-  const migrations: Record<string, Migration> = { '001_initial': initial(db.dialect), '002_legacy': legacy(db.dialect) };
+  // Kysely applies these in the order of their names.
+  const migrations: Record<string, Migration> = {
+    '001_initial': initial(db.dialect),
+    '002_legacy': legacy(db.dialect),
+    '003_children_links': childrenLinks(db.dialect),
+    '004_webhooks': webhooks(db.dialect),
+  };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.
   const schema = db.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s : undefined;

@@ -9,6 +9,15 @@ import type { Outcome } from './outcomes.ts';
 
 /** How long a partly filled claim waits before the next one. */
 const GATHER_MS = 20;
+/**
+ * Carrier answers not yet written, in batches, above which a carrier gets no
+ * new claims. Answers come faster than they are written when the carrier is
+ * quick (the simulator answers at once) and the database is slow; unbounded,
+ * the writes would fall behind by more than the lease, and another dispatcher
+ * sharing the database would take and send again messages whose answers are
+ * only waiting to be written.
+ */
+const MAX_UNWRITTEN_BATCHES = 2;
 
 export interface DispatcherOptions {
   leaseMs: number;
@@ -30,6 +39,10 @@ export class Dispatcher {
   private wakers = new Set<() => void>();
   private loops: Promise<void>[] = [];
   private inflight = new Set<Promise<void>>();
+  /** Per connector: carrier answers handed to the outcome writer and not written yet. */
+  private unwritten = new Map<string, number>();
+  /** Messages this dispatcher claimed whose outcome is not written yet: never claimed again meanwhile, even past their lease. */
+  private held = new Set<string>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -61,7 +74,8 @@ export class Dispatcher {
     while (this.running) {
       let claimed = 0;
       try {
-        const room = carrier.ready() ? Math.min(carrier.capacity(), this.options.batch) : 0;
+        const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - (this.unwritten.get(carrier.name) ?? 0);
+        const room = carrier.ready() ? Math.min(carrier.capacity(), this.options.batch, writable) : 0;
         if (room > 0) claimed = await this.dispatchOnce(carrier, room);
       } catch (err) {
         this.log.error({ err, connector: carrier.name }, 'dispatch failed; retrying');
@@ -90,6 +104,7 @@ export class Dispatcher {
   private async dispatchOnce(carrier: Carrier, room: number): Promise<number> {
     const rows = await this.claim(carrier.name, room);
     if (rows.length === 0) return 0;
+    for (const r of rows) this.held.add(r.id);
     const attempts = new Map(rows.map((r) => [r.id, r.attempts]));
     const messages: OutboundMessage[] = rows.map((r) => ({
       id: r.id,
@@ -97,46 +112,113 @@ export class Dispatcher {
       content: r.content,
       channel: r.channel,
       payload: r.payload ? (JSON.parse(r.payload) as unknown) : null,
-      sender: r.sender,
+      // `sender` is the client's internal identifier (spec 4.9 "Sender"), shown in
+      // reports, not an originator address: the connection's own source is used.
+      sender: null,
     }));
     const results: Promise<void>[] = [];
     const onResult = (id: string, result: SubmitResult) => {
+      this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 0) + 1);
       results.push(
-        this.outcomes.submit({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 }).catch((err: unknown) => {
-          // The lease expires and the message is claimed again: at-least-once.
-          this.log.error({ err, messageId: id }, 'could not record a carrier result');
-        }),
+        this.outcomes
+          .submit({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 })
+          .catch((err: unknown) => {
+            // The lease expires and the message is claimed again: at-least-once.
+            this.log.error({ err, messageId: id }, 'could not record a carrier result');
+          })
+          .finally(() => {
+            this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
+            this.held.delete(id);
+          }),
       );
     };
     const task = carrier
       .submit(messages, onResult)
       .catch((err: unknown) => this.log.error({ err, connector: carrier.name }, 'carrier submit threw'))
       .then(() => Promise.all(results))
-      .then(() => undefined);
+      .then(() => {
+        for (const r of rows) this.held.delete(r.id); // any the carrier never answered: their lease expires
+        // Written: the carrier has room again, and later messages of these receivers may be claimed now.
+        this.wake();
+      });
     this.inflight.add(task);
     void task.finally(() => this.inflight.delete(task));
     return rows.length;
   }
 
-  /** Claims up to `limit` due messages of one connector, oldest first. */
+  /**
+   * Claims up to `limit` due messages of one connector, oldest first by
+   * (schedule_at, id), keeping each receiver's messages in that order: a
+   * message is not claimed while an earlier one of the same receiver on the
+   * same connector is unfinished but not claimable now, i.e. waiting for a
+   * retry (QUEUED, due later) or in flight (SENDING under a live lease).
+   * Without this, a message handed back with `retry` (bind lost, throttled
+   * too often) would be overtaken by the receiver's later messages while it
+   * waits out retryDelayMs. An earlier message that is due is itself a
+   * candidate ahead of the later one (same order), so it is claimed with it
+   * or, if it is blocked, blocks the later one too.
+   *
+   * A message this dispatcher still holds (in the carrier, or its answer not
+   * written yet) is not claimed again when its lease runs out: sending it
+   * again would duplicate a message whose answer is about to be recorded.
+   * Its lease only matters if this process dies.
+   */
   private async claim(connector: string, limit: number): Promise<MessageRow[]> {
     const now = Date.now();
-    const due = this.db
-      .selectFrom('messages')
-      .select('id')
-      .where('connector', '=', connector)
-      .where('status', 'in', ['QUEUED', 'SCHEDULED', 'SENDING'])
-      .where('due_at', '<=', now)
-      .orderBy('due_at')
-      .orderBy('id')
-      .limit(limit)
-      .$if(this.dialect === 'postgres', (q) => q.forUpdate().skipLocked());
-    const rows = await this.db
-      .updateTable('messages')
-      .set({ status: 'SENDING', lease_owner: this.owner, due_at: now + this.options.leaseMs, attempts: sql`attempts + 1`, status_at: now })
-      .where('id', 'in', due)
-      .returningAll()
-      .execute();
-    return rows.sort((a, b) => (a.schedule_at - b.schedule_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return this.db.transaction().execute(async (tx) => {
+      // Few rows: what is in flight plus what waits for a retry (served by the (connector, status, due_at) index).
+      const waiting = await tx
+        .selectFrom('messages')
+        .select(['receiver', 'schedule_at', 'id'])
+        .where('connector', '=', connector)
+        .where('status', 'in', ['QUEUED', 'SENDING'])
+        .where('due_at', '>', now)
+        .execute();
+      const firstWaiting = new Map<string, Position>();
+      for (const w of waiting) {
+        const known = firstWaiting.get(w.receiver);
+        if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
+      }
+      const due = await tx
+        .selectFrom('messages')
+        .select(['id', 'receiver', 'schedule_at'])
+        .where('connector', '=', connector)
+        .where('status', 'in', ['QUEUED', 'SCHEDULED', 'SENDING'])
+        .where('due_at', '<=', now)
+        .orderBy('schedule_at')
+        .orderBy('id')
+        .limit(limit + this.held.size)
+        .$if(this.dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+        .execute();
+      const ids: string[] = [];
+      for (const m of due) {
+        const first = firstWaiting.get(m.receiver);
+        if (first && !before(m, first)) continue;
+        if (this.held.has(m.id)) {
+          // Ours still, past its lease: not again, and it holds back its receiver's later messages like one in flight.
+          firstWaiting.set(m.receiver, m);
+          continue;
+        }
+        if (ids.length < limit) ids.push(m.id);
+      }
+      if (ids.length === 0) return [];
+      const rows = await tx
+        .updateTable('messages')
+        .set({ status: 'SENDING', lease_owner: this.owner, due_at: now + this.options.leaseMs, attempts: sql`attempts + 1`, status_at: now })
+        .where('id', 'in', ids)
+        .returningAll()
+        .execute();
+      return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+    });
   }
+}
+
+interface Position {
+  schedule_at: number;
+  id: string;
+}
+
+/** True when `a` goes out before `b`: schedule time, then id (UUIDv7, so acceptance order). */
+function before(a: Position, b: Position): boolean {
+  return a.schedule_at < b.schedule_at || (a.schedule_at === b.schedule_at && a.id < b.id);
 }

@@ -50,6 +50,19 @@ describe('SmppCarrier under SMSC trouble', () => {
     assert.match(failure.error, /ESME_RTHROTTLED \(0x58\)/);
   });
 
+  it('hands back the receiver\'s later messages with a message throttled too often', async () => {
+    h = await harness({}, { maxThrottleRetries: 1 });
+    h.sim.setMode({ throttleNext: 3 }); // h1 and other, then h1 again
+    const messages = [sms('h1', '+491710000061', 'first'), sms('h2', '+491710000061', 'second'), sms('other', '+491710000062', 'other')];
+    const results = await h.send(messages);
+    assert.match(failureOf(results.get('h1')).error, /ESME_RTHROTTLED \(0x58\) after 2 tries/);
+    const behind = failureOf(results.get('h2'));
+    assert.equal(behind.retry, true);
+    assert.match(behind.error, /behind a message handed back/);
+    assert.equal(results.get('other')?.ok, true, 'other receivers go on');
+    assert.deepEqual(acceptedTexts(h, '491710000061'), [], 'the later message did not overtake the first');
+  });
+
   it('answers in-flight submits with retry when the connection drops, reconnects, loses nothing', async () => {
     h = await harness({}, { windowSize: 3 });
     h.sim.setMode({ dropAfterSubmits: 8 });

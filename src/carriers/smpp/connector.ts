@@ -253,7 +253,12 @@ export class SmppCarrier implements Carrier {
   private onThrottled(part: Part, status: number): void {
     part.throttled++;
     if (part.throttled > this.o.maxThrottleRetries) {
-      part.job.finish({ ok: false, retry: true, error: `${statusText(status)} after ${part.throttled} tries` });
+      const error = `${statusText(status)} after ${part.throttled} tries`;
+      part.job.finish({ ok: false, retry: true, error });
+      // The receiver's later messages queued here go back with it, so that none overtakes it while it waits for its retry.
+      for (const later of this.queue) {
+        if (later.receiver === part.receiver && later.order > part.order) later.job.finish({ ok: false, retry: true, error: `behind a message handed back: ${error}` });
+      }
       return;
     }
     let i = this.queue.findIndex((p) => p.order > part.order);

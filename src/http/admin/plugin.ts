@@ -98,4 +98,24 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
     return reply.status(202).send({ accepted: true });
   });
+
+  // --- events (docs/webhooks.md): Legacy v2 callbacks and opt-out keywords per account ---
+  const Url = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
+  const CallbacksBody = Type.Object({ replyUrl: Type.Optional(Url), statusUrl: Type.Optional(Url) }, { additionalProperties: false });
+  const KeywordsBody = Type.Object({ keywords: Type.Array(Type.String({ minLength: 1, maxLength: 50 }), { maxItems: 50 }) }, { required: ['keywords'] });
+  const Page = Type.Object({
+    skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  });
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof CallbacksBody> }>('/accounts/:id/callbacks', { schema: { tags, params: Id, body: CallbacksBody } }, async (request) =>
+    ops.setCallbacks(request.params.id, request.body),
+  );
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/callbacks', { schema: { tags, params: Id } }, async (request) => ops.getCallbacks(request.params.id));
+  app.get<{ Params: Static<typeof Id>; Querystring: Static<typeof Page> }>('/accounts/:id/callbacks/deliveries', { schema: { tags, params: Id, querystring: Page } }, async (request) =>
+    ops.callbackDeliveries(request.params.id, { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 }),
+  );
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof KeywordsBody> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id, body: KeywordsBody } }, async (request) =>
+    ops.setOptOutKeywords(request.params.id, request.body.keywords),
+  );
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id } }, async (request) => ops.getOptOutKeywords(request.params.id));
 }

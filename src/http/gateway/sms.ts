@@ -8,13 +8,18 @@ import { validation } from '../../shared/errors.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import { ApiKeyHeader, CommonSendFields, PhoneValue, RouteId } from './schemas.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
+import { shortenForSend } from '../../shortlinks/shorten.ts';
+import { shortLinkBase } from '../../shortlinks/links.ts';
 
 /** Longest SMS text we accept (about 13 concatenated parts). */
 const MAX_SMS_LENGTH = 2000;
 
 const SmsText = Type.String({ minLength: 1, maxLength: MAX_SMS_LENGTH, description: 'Text; over 160 characters costs one credit per 153.' });
 
-const SmsSendBody = Type.Object({ ...CommonSendFields, message: SmsText }, { required: ['message'] });
+/** Replace each http(s) URL of the text(s) by a new short link of the account before segments are counted (docs/child-users-and-short-links.md). */
+const ShortenLinks = Type.Optional(Type.Boolean({ description: 'Replace each http(s) URL in the text by a short link of the account (counted clicks) before the text is charged and sent.' }));
+
+const SmsSendBody = Type.Object({ ...CommonSendFields, message: SmsText, shortenLinks: ShortenLinks }, { required: ['message'] });
 
 const BatchBody = Type.Object(
   {
@@ -34,6 +39,7 @@ const BatchBody = Type.Object(
     scheduleDate: CommonSendFields.scheduleDate,
     tag: CommonSendFields.tag,
     custom: CommonSendFields.custom,
+    shortenLinks: ShortenLinks,
   },
   { required: ['messages'] },
 );
@@ -63,18 +69,20 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
     async (request, reply) => {
       const body = request.body;
       const target = await resolveTargeting(db, request.principal, body, 'SMS');
-      const segments = chargedSegments(body.message);
+      const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [body.message]);
+      const message = shortened.texts[0] ?? body.message;
+      const segments = chargedSegments(message);
       const result = await core.accept({
         accountId: request.principal.accountId,
         route: target.route,
         source: 'gateway',
-        content: body.message,
+        content: message,
         tag: body.tag ?? null,
         custom: body.custom ?? null,
         sender: null,
         scheduleAt: target.scheduleAt,
-        items: target.receivers.map((receiver) => ({ receiver, content: body.message, segments, tag: body.tag ?? null, custom: body.custom ?? null, payload: null })),
-      });
+        items: target.receivers.map((receiver) => ({ receiver, content: message, segments, tag: body.tag ?? null, custom: body.custom ?? null, payload: null })),
+      }).catch(shortened.discard);
       void reply.header('X-Request-Id', result.requestId);
       return ok(null, acceptedText(result, target.scheduleAt !== null));
     },
@@ -105,17 +113,22 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       });
       if (problems.length) throw validation(problems);
       const target = await resolveTargeting(db, request.principal, { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] }, 'SMS');
+      const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [...items.values()].map((item) => item.content));
+      const finalItems = [...items.values()].map((item, i) => {
+        const content = shortened.texts[i] ?? item.content;
+        return { ...item, content, segments: chargedSegments(content) };
+      });
       const result = await core.accept({
         accountId: request.principal.accountId,
         route: target.route,
         source: 'gateway',
-        content: body.messages[0]?.message ?? '',
+        content: finalItems[0]?.content ?? body.messages[0]?.message ?? '',
         tag: body.tag ?? null,
         custom: body.custom ?? null,
         sender: null,
         scheduleAt: target.scheduleAt,
-        items: [...items.values()],
-      });
+        items: finalItems,
+      }).catch(shortened.discard);
       void reply.header('X-Request-Id', result.requestId);
       return ok({ requestId: result.requestId, credits: result.credits }, acceptedText(result, target.scheduleAt !== null));
     },

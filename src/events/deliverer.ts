@@ -1,0 +1,245 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '../db/tables.ts';
+import type { Dialect } from '../db/database.ts';
+import { GroupCommitter } from '../db/group-commit.ts';
+import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
+import { deliveryHeaders } from './signing.ts';
+import { fanOut } from './fanout.ts';
+import { eventsDb, type DeliveryRow } from './tables.ts';
+
+export interface DelivererOptions {
+  pollMs: number;
+  /** Deliveries in flight at once, over all endpoints. */
+  concurrency: number;
+  /** Per attempt: connect, send, answer. */
+  timeoutMs: number;
+  /** Unit of the retry schedule: 1000 = seconds (tests use 1). */
+  retryBaseMs: number;
+  /** Delivered and failed deliveries are removed from the log after this many days. */
+  logDays: number;
+  /** Events fanned out per transaction. */
+  fanOutBatch?: number;
+}
+
+/**
+ * Retry schedule, in units of `retryBaseMs`: 5 s, 30 s, 2 min, 10 min,
+ * 30 min, 1 h, then every 2 h; an attempt that fails once 24 h have passed
+ * since the event is the last, and the delivery is FAILED.
+ */
+export const RETRY_SCHEDULE = [5, 30, 120, 600, 1800, 3600] as const;
+export const RETRY_EVERY = 7200;
+export const GIVE_UP_AFTER = 86_400;
+
+/** Delay before attempt `attempts + 1`, after `attempts` failed ones. */
+export function retryDelay(attempts: number, baseMs: number): number {
+  return (RETRY_SCHEDULE[attempts - 1] ?? RETRY_EVERY) * baseMs;
+}
+
+interface AttemptResult {
+  id: string;
+  owner: string;
+  ok: boolean;
+  httpStatus: number | null;
+  error: string | null;
+  at: number;
+  attempts: number;
+  createdAt: number;
+}
+
+const RESPONSE_BYTES = 4096;
+const PRUNE_EVERY_MS = 3_600_000;
+
+/**
+ * The webhook deliverer: its own loop beside the dispatcher, never in its
+ * way. Each turn it fans out new events, then claims due deliveries with a
+ * lease (like the dispatcher: a process that dies leaves its claims to be
+ * taken again when the lease expires; SKIP LOCKED shares the work between
+ * processes on PostgreSQL) and posts them, at most `concurrency` at once,
+ * each bounded by `timeoutMs`. Results are written in group commits.
+ * Delivery is at-least-once: receivers de-duplicate by `webhook-id`.
+ */
+export class Deliverer {
+  readonly owner = randomUUID();
+  private running = false;
+  private loopDone: Promise<void> = Promise.resolve();
+  private wakers = new Set<() => void>();
+  private inflight = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+  private readonly results: GroupCommitter<AttemptResult, void>;
+  private lastPrune = 0;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    private readonly fetcher: SafeFetcher,
+    private readonly log: Logger,
+    private readonly options: DelivererOptions,
+  ) {
+    this.results = new GroupCommitter<AttemptResult, void>(db, (tx, items) => this.writeResults(tx, items));
+  }
+
+  private get leaseMs(): number {
+    return this.options.timeoutMs + 30_000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loopDone = this.loop();
+  }
+
+  /** New events were written: look at once instead of at the next poll. */
+  wake(): void {
+    for (const w of this.wakers) w();
+  }
+
+  /** Stops claiming, aborts attempts in flight (they are retried later) and waits for their results to be written. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loopDone;
+    this.abort.abort();
+    await Promise.all(this.inflight);
+    await this.results.idle();
+  }
+
+  private async loop(): Promise<void> {
+    const batch = this.options.fanOutBatch ?? 500;
+    while (this.running) {
+      let more = false;
+      try {
+        const fanned = await fanOut(this.db, this.dialect, batch);
+        more = fanned.statuses >= batch || fanned.replies >= batch;
+        const room = this.options.concurrency - this.inflight.size;
+        if (room > 0) {
+          const claimed = await this.claim(room);
+          for (const d of claimed) this.spawn(d);
+          more ||= claimed.length === room;
+        }
+        if (Date.now() - this.lastPrune > PRUNE_EVERY_MS) await this.prune();
+      } catch (err) {
+        this.log.error({ err }, 'webhook delivery loop failed; retrying');
+      }
+      if (more) await new Promise((r) => setImmediate(r));
+      else await this.sleep(this.options.pollMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakers.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakers.add(done);
+    });
+  }
+
+  /** Claims up to `limit` due deliveries (new, retry time reached, or lease expired). */
+  private async claim(limit: number): Promise<(DeliveryRow & { secret: string | null })[]> {
+    const edb = eventsDb(this.db);
+    const now = Date.now();
+    const due = edb
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', 'in', ['PENDING', 'DELIVERING'])
+      .where('due_at', '<=', now)
+      .orderBy('due_at')
+      .limit(limit);
+    if (!(await due.executeTakeFirst())) return [];
+    const rows = await edb
+      .updateTable('webhook_deliveries')
+      .set({ status: 'DELIVERING', lease_owner: this.owner, due_at: now + this.leaseMs, attempts: sql`attempts + 1` })
+      .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
+      .returningAll()
+      .execute();
+    const hookIds = [...new Set(rows.map((r) => r.webhook_id).filter((id): id is number => id !== null))];
+    const secrets = new Map<number, string>();
+    if (hookIds.length) {
+      for (const h of await edb.selectFrom('webhooks').select(['id', 'secret']).where('id', 'in', hookIds).execute()) secrets.set(Number(h.id), h.secret);
+    }
+    return rows
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .map((r) => ({ ...r, secret: r.webhook_id === null ? null : secrets.get(Number(r.webhook_id)) ?? null }));
+  }
+
+  private spawn(d: DeliveryRow & { secret: string | null }): void {
+    const task = this.attempt(d)
+      .catch((err: unknown) => this.log.error({ err, deliveryId: d.id }, 'could not record a webhook attempt'))
+      .finally(() => {
+        this.inflight.delete(task);
+        this.wake();
+      });
+    this.inflight.add(task);
+  }
+
+  private async attempt(d: DeliveryRow & { secret: string | null }): Promise<void> {
+    let ok = false;
+    let httpStatus: number | null = null;
+    let error: string | null = null;
+    if (d.format === 'standard' && d.secret === null) {
+      error = 'the webhook was deleted';
+    } else {
+      try {
+        const res = await this.fetcher.fetch(d.url, {
+          method: 'POST',
+          headers: deliveryHeaders(d.id, d.body, d.secret),
+          body: d.body,
+          timeoutMs: this.options.timeoutMs,
+          maxBytes: RESPONSE_BYTES,
+          onTooLarge: 'truncate',
+          // A webhook answers where it was registered; a redirect is a failed attempt.
+          maxRedirects: 0,
+          signal: this.abort.signal,
+        });
+        httpStatus = res.status;
+        ok = res.status >= 200 && res.status < 300;
+        if (!ok) error = `HTTP ${res.status}${res.body.length ? `: ${res.body.toString('utf8', 0, 200)}` : ''}`;
+      } catch (err) {
+        error = err instanceof SafeFetchError ? `${err.code}: ${err.message}` : String(err);
+        if (this.abort.signal.aborted) error = 'interrupted by shutdown';
+      }
+    }
+    await this.results.submit({ id: d.id, owner: this.owner, ok, httpStatus, error, at: Date.now(), attempts: d.attempts, createdAt: Number(d.created_at) });
+  }
+
+  private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<void[]> {
+    const t = eventsDb(tx);
+    for (const r of items) {
+      const giveUp = !r.ok && r.at - r.createdAt >= GIVE_UP_AFTER * this.options.retryBaseMs;
+      await t
+        .updateTable('webhook_deliveries')
+        .set({
+          status: r.ok ? 'DELIVERED' : giveUp ? 'FAILED' : 'PENDING',
+          due_at: r.ok || giveUp ? r.at : r.at + retryDelay(r.attempts, this.options.retryBaseMs),
+          lease_owner: null,
+          last_http_status: r.httpStatus,
+          last_error: r.error === null ? null : r.error.slice(0, 500),
+          last_attempt_at: r.at,
+          ...(r.ok ? { delivered_at: r.at } : {}),
+        })
+        .where('id', '=', r.id)
+        .where('lease_owner', '=', r.owner)
+        .where('status', '=', 'DELIVERING')
+        .execute();
+    }
+    return items.map(() => undefined);
+  }
+
+  /** Removes delivered and failed deliveries older than the log's retention. */
+  private async prune(): Promise<void> {
+    this.lastPrune = Date.now();
+    const edb = eventsDb(this.db);
+    const old = edb
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('status', 'in', ['DELIVERED', 'FAILED'])
+      .where('created_at', '<', this.lastPrune - this.options.logDays * 86_400_000)
+      .limit(5000);
+    await edb.deleteFrom('webhook_deliveries').where('id', 'in', old).execute();
+  }
+}

@@ -1,0 +1,127 @@
+import { Type, type Static } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isbot } from 'isbot';
+import type { Core } from '../../core.ts';
+import { MAX_URL_LENGTH, locationOf } from '../../shortlinks/urls.ts';
+import { CODE_PATTERN } from '../../shortlinks/codes.ts';
+import {
+  MAX_PAGE, createLink, deleteLink, destinationOrThrow, followLink, listLinks, peekLink, publicShortLink, shortLinkBase, updateLink,
+} from '../../shortlinks/links.ts';
+import { ApiKeyHeader } from './schemas.ts';
+import { Envelope, errorResponses, ok } from './envelope.ts';
+
+const Destination = Type.String({ maxLength: MAX_URL_LENGTH, description: `http:// or https:// URL with a host, at most ${MAX_URL_LENGTH} characters.` });
+const LinkBody = Type.Object({ destinationUrl: Destination }, { required: ['destinationUrl'] });
+const LinkId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+const ListQuery = Type.Object({
+  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
+  filter: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH, description: 'Case-insensitive substring of the code or of the destination URL.' })),
+});
+
+/** Spec 2.11. */
+const ShortLink = Type.Object({
+  id: Type.Integer(),
+  code: Type.String(),
+  shortUrl: Type.String(),
+  destinationUrl: Type.String(),
+  createdAt: Type.String({ description: 'ISO 8601, UTC' }),
+  updatedAt: Type.String({ description: 'ISO 8601, UTC' }),
+  accessCount: Type.Integer(),
+  humanAccessCount: Type.Integer(),
+  botAccessCount: Type.Integer(),
+});
+
+const tags = ['Short links'];
+
+/** Spec 4.8: the account's short links. Ids of other accounts' (or deleted) links are 404. */
+export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Core }) {
+  const db = core.db.kysely;
+  const base = shortLinkBase(core.config);
+
+  app.post<{ Body: Static<typeof LinkBody> }>(
+    '/short-links',
+    { schema: { tags, summary: 'Create a short link', headers: ApiKeyHeader, body: LinkBody, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    async (request) => {
+      const row = await createLink(db, request.principal.accountId, destinationOrThrow(request.body.destinationUrl, base));
+      return ok(publicShortLink(row, base), `Short link ${row.code} created.`);
+    },
+  );
+
+  app.get<{ Querystring: Static<typeof ListQuery> }>(
+    '/short-links',
+    { schema: { tags, summary: 'Short links of the account, newest first', headers: ApiKeyHeader, querystring: ListQuery, response: { 200: Envelope(Type.Array(ShortLink)), ...errorResponses } } },
+    async (request) => {
+      const q = request.query;
+      const page = await listLinks(db, request.principal.accountId, { skip: q.skip ?? 0, limit: q.limit ?? 100, filter: q.filter });
+      return ok(page.records.map((r) => publicShortLink(r, base)), null, page.total);
+    },
+  );
+
+  app.put<{ Params: Static<typeof LinkId>; Body: Static<typeof LinkBody> }>(
+    '/short-links/:id',
+    { schema: { tags, summary: 'Change the destination URL of a short link (code and counters stay)', headers: ApiKeyHeader, params: LinkId, body: LinkBody, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    async (request) => {
+      const row = await updateLink(db, request.principal.accountId, request.params.id, destinationOrThrow(request.body.destinationUrl, base));
+      return ok(publicShortLink(row, base), `Short link ${row.code} updated.`);
+    },
+  );
+
+  app.delete<{ Params: Static<typeof LinkId> }>(
+    '/short-links/:id',
+    { schema: { tags, summary: 'Delete a short link (its code stops redirecting and is never reused)', headers: ApiKeyHeader, params: LinkId, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    async (request) => {
+      const row = await deleteLink(db, request.principal.accountId, request.params.id);
+      return ok(publicShortLink(row, base), `Short link ${row.code} deleted.`);
+    },
+  );
+}
+
+const NOT_FOUND_PAGE = `<!doctype html>
+<html lang="pt-BR">
+<head><meta charset="utf-8"><meta name="robots" content="noindex"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Link não encontrado / Link not found</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 32rem; margin: 4rem auto; padding: 0 1rem">
+<h1>Link não encontrado</h1>
+<p>Este link curto não existe ou foi removido.</p>
+<hr>
+<h2>Link not found</h2>
+<p>This short link does not exist or was removed.</p>
+</body>
+</html>
+`;
+
+/**
+ * The public redirect `GET /s/{code}` (DECISIONS.md "Short link access"):
+ * no API key. 302 to the destination, counting the access as human or bot
+ * by the User-Agent (isbot; no User-Agent counts as a bot). HEAD answers
+ * the same without counting (link checkers and previews). Unknown or
+ * deleted codes get a 404 HTML page.
+ */
+export async function shortLinkRedirect(app: FastifyInstance, { core }: { core: Core }) {
+  const db = core.db.kysely;
+
+  app.get<{ Params: { code: string } }>(
+    '/s/:code',
+    {
+      schema: {
+        tags,
+        summary: 'Follow a short link (public, no API key): 302 to the destination, or a 404 HTML page',
+        security: [],
+        params: Type.Object({ code: Type.String({ description: 'The short link code' }) }),
+      },
+    },
+    async (request, reply) => {
+      const code = request.params.code;
+      const userAgent = request.headers['user-agent'];
+      const bot = !userAgent || isbot(userAgent);
+      const destination = CODE_PATTERN.test(code) ? await (request.method === 'HEAD' ? peekLink(db, code) : followLink(db, code, bot)) : null;
+      if (destination === null) return notFoundPage(reply);
+      // no-store: every click reaches us and is counted; no-referrer: the destination does not learn the code.
+      return reply.header('cache-control', 'no-store').header('referrer-policy', 'no-referrer').redirect(locationOf(destination), 302);
+    },
+  );
+  // Deeper paths under /s/ are no short link either (and are not the gateway's, which would ask for an API key).
+  app.get('/s/*', { schema: { hide: true } }, async (_request, reply) => notFoundPage(reply));
+}
+
+const notFoundPage = (reply: FastifyReply) => reply.status(404).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(NOT_FOUND_PAGE);
