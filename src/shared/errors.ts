@@ -10,7 +10,8 @@ export type ErrorCode =
   | 'INSUFFICIENT_BALANCE'
   | 'CONFLICT'
   | 'NOT_CANCELLABLE'
-  | 'PAYLOAD_TOO_LARGE';
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED';
 
 export class DomainError extends Error {
   constructor(

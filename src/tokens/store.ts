@@ -11,8 +11,11 @@ import type { TokenTables } from './tables.ts';
 export const DEFAULT_EXPIRY_MINUTES = 10;
 export const MAX_EXPIRY_MINUTES = 24 * 60;
 export const MAX_FAILED_ATTEMPTS = 5;
+/** Creation limit per phone (SMS pumping and user harassment): this many tokens in the window. */
+export const MAX_TOKENS_PER_PHONE = 5;
+export const PHONE_WINDOW_MS = 10 * 60_000;
 
-export type TokenErrorReason = 'EXPIRY_RANGE' | 'INVALID' | 'EXPIRED' | 'USED' | 'WRONG_PHONE' | 'PHONE_REQUIRED' | 'LOCKED';
+export type TokenErrorReason = 'EXPIRY_RANGE' | 'INVALID' | 'EXPIRED' | 'USED' | 'WRONG_PHONE' | 'PHONE_REQUIRED' | 'LOCKED' | 'RATE_LIMITED';
 
 /**
  * A refused token operation. Every reason is a VALIDATION error (400) with
@@ -20,7 +23,7 @@ export type TokenErrorReason = 'EXPIRY_RANGE' | 'INVALID' | 'EXPIRED' | 'USED' |
  */
 export class TokenError extends DomainError {
   constructor(readonly reason: TokenErrorReason, message: string) {
-    super('VALIDATION', message);
+    super(reason === 'RATE_LIMITED' ? 'RATE_LIMITED' : 'VALIDATION', message);
   }
 }
 
@@ -71,6 +74,16 @@ export async function createToken(
   }
   const db = tokenDb(deps.db);
   const now = Date.now();
+  const recent = await db
+    .selectFrom('tokens')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('account_id', '=', accountId)
+    .where('phone', '=', input.phone)
+    .where('created_at', '>', now - PHONE_WINDOW_MS)
+    .executeTakeFirst();
+  if (Number(recent?.n ?? 0) >= MAX_TOKENS_PER_PHONE) {
+    throw new TokenError('RATE_LIMITED', `Too many tokens for this phone: at most ${MAX_TOKENS_PER_PHONE} every ${PHONE_WINDOW_MS / 60_000} minutes.`);
+  }
   // Two live tokens of one account never share a code, so a code alone finds its token.
   let code = newCode();
   for (let i = 0; i < 20; i++) {

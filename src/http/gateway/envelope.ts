@@ -28,6 +28,7 @@ const STATUS: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
 };
 
 /** Standard error answers for every error schema in OpenAPI. */

@@ -5,6 +5,7 @@ import { failure, gatewayErrorHandler } from './envelope.ts';
 import { smsRoutes } from './sms.ts';
 import { reportRoutes } from './reports.ts';
 import { accountRoutes } from './account.ts';
+import { tokenRoutes } from './tokens.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { childUserRoutes } from './child-users.ts';
 import { shortLinkRoutes } from './short-links.ts';
@@ -35,6 +36,7 @@ export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core }) 
   await app.register(smsRoutes, { core });
   await app.register(reportRoutes, { core });
   await app.register(accountRoutes, { core });
+  await app.register(tokenRoutes, { core });
   await app.register(webhookRoutes, { core });
   await app.register(childUserRoutes, { core });
   await app.register(shortLinkRoutes, { core });

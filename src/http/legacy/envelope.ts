@@ -45,6 +45,7 @@ const STATUS: Record<ErrorCode, number> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  RATE_LIMITED: 429,
 };
 
 const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts) => string> = {
@@ -55,6 +56,7 @@ const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts) => string> = {
   WRONG_PHONE: (t) => t.tokenWrongPhone,
   PHONE_REQUIRED: (t) => t.tokenPhoneRequired,
   LOCKED: (t) => t.tokenLocked,
+  RATE_LIMITED: (t) => t.tokenRateLimited,
 };
 
 /** Texts of domain errors raised below the legacy edge, by code. */
