@@ -9,6 +9,7 @@ import { failure } from './http/gateway/envelope.ts';
 import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
+import { rcsPublicRoutes } from './rcs/public-routes.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -76,6 +77,7 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
   await app.register(legacyPlugin, { prefix: '/api/v2', core });
   // Public (no API key), so outside the gateway plugin and its key check.
   await app.register(shortLinkRedirect, { core });
+  await app.register(rcsPublicRoutes, { core });
   await app.register(gatewayPlugin, { core });
   return app;
 }

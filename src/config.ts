@@ -53,6 +53,13 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   /** Delivered and failed webhook deliveries stay in the delivery log this many days. */
   WEBHOOK_LOG_DAYS: Type.Integer({ minimum: 1, default: 30 }),
+  // --- RCS (docs/rcs.md) ---
+  /** Public base URL of this gateway (carriers fetch RCS media from GATEWAY_PUBLIC_URL/media/<sha256>.<ext>); when unset, http://localhost:${PORT}. */
+  GATEWAY_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*[^\\s?#/])?$' })),
+  /** Largest RCS file or card image fetched at accept time, in bytes. */
+  RCS_MEDIA_MAX_BYTES: Type.Integer({ minimum: 1024, default: 10_485_760 }),
+  /** Time limit of one RCS media fetch at accept time. */
+  RCS_MEDIA_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Logger } from 'pino';
 import type { Carrier } from './carrier.ts';
 import { SmppCarrier } from './smpp/connector.ts';
+import { RbmCarrier } from './rbm/connector.ts';
 import { ConfigError } from '../config.ts';
 
 /**
@@ -42,7 +43,22 @@ const SmppConnection = Type.Object(
   { additionalProperties: false },
 );
 
-export const CarriersFile = Type.Object({ smpp: Type.Optional(Type.Array(SmppConnection)) }, { additionalProperties: false });
+/** An RCS Business Messaging agent (docs/rcs.md); secrets by environment variable name. */
+const RbmConnection = Type.Object(
+  {
+    name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', description: 'routes name it in `connector`' }),
+    baseUrl: Type.String({ pattern: '^https?://' }),
+    agentId: Type.String({ minLength: 1 }),
+    tokenEnv: Type.String({ minLength: 1 }),
+    webhookSecretEnv: Type.String({ minLength: 1 }),
+    concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
+    capabilityTtlMs: Type.Optional(Type.Integer({ minimum: 0 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CarriersFile = Type.Object({ smpp: Type.Optional(Type.Array(SmppConnection)), rbm: Type.Optional(Type.Array(RbmConnection)) }, { additionalProperties: false });
 export type CarriersFileContent = Static<typeof CarriersFile>;
 
 /** Reads and checks the carriers file; a mistake names the file, the field and the fix. */
@@ -60,10 +76,21 @@ export function readCarriersFile(path: string): CarriersFileContent {
 
 /** Builds the configured carrier connections. */
 export function buildCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
-  return (file.smpp ?? []).map((c) => {
+  return (file.smpp ?? []).map((c): Carrier => {
     const { passwordEnv, ...options } = c;
     const password = env[passwordEnv];
     if (password === undefined) throw new ConfigError(`SMPP connection "${c.name}": environment variable ${passwordEnv} (its password) is not set`);
     return new SmppCarrier({ ...options, password, logger: log.child({ carrier: c.name }) });
+  }).concat(buildRbmCarriers(file, env, log));
+}
+
+function buildRbmCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
+  return (file.rbm ?? []).map((c) => {
+    const { tokenEnv, webhookSecretEnv, ...options } = c;
+    const token = env[tokenEnv];
+    const webhookSecret = env[webhookSecretEnv];
+    if (token === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${tokenEnv} (its API token) is not set`);
+    if (webhookSecret === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${webhookSecretEnv} (its webhook secret) is not set`);
+    return new RbmCarrier({ ...options, token, webhookSecret, logger: log.child({ carrier: c.name }) });
   });
 }

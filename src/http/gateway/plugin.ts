@@ -9,6 +9,7 @@ import { tokenRoutes } from './tokens.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { childUserRoutes } from './child-users.ts';
 import { shortLinkRoutes } from './short-links.ts';
+import { rcsRoutes } from './rcs.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -40,4 +41,5 @@ export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core }) 
   await app.register(webhookRoutes, { core });
   await app.register(childUserRoutes, { core });
   await app.register(shortLinkRoutes, { core });
+  await app.register(rcsRoutes, { core });
 }

@@ -4,17 +4,17 @@ import type { Core } from '../../core.ts';
 import { ApiKeyHeader, CommonSendFields } from './schemas.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { acceptedText } from './sms.ts';
-import { CardFields, CardSchema, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';
+import { CardFields, CardSchema, HttpUrl, Text, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';
 import { MediaStore } from '../../rcs/media.ts';
 import { sendRcs, type RcsContent, type RcsSendResult } from '../../rcs/send.ts';
 import { publicBase } from '../../rcs/public-routes.ts';
 
-const BasicBody = Type.Object({ ...CommonSendFields, message: Type.String({ minLength: 1, maxLength: MAX_BASIC_TEXT, description: 'Plain text, up to 1000 characters.' }) }, { required: ['message'] });
+const BasicBody = Type.Object({ ...CommonSendFields, message: Text(MAX_BASIC_TEXT, 'Plain text, up to 1000 characters.') }, { required: ['message'] });
 const FileBody = Type.Object(
   {
     ...CommonSendFields,
-    file: Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$', description: 'Public http(s) URL of the file; fetched and stored by the gateway when the request is accepted.' }),
-    fileName: Type.String({ minLength: 1, maxLength: 255 }),
+    file: HttpUrl,
+    fileName: Text(255, 'File name shown to the receiver.'),
   },
   { required: ['file', 'fileName'] },
 );
