@@ -8,6 +8,7 @@ import { initial } from './migrations/001_initial.ts';
 import { legacy } from './migrations/002_legacy.ts';
 import { childrenLinks } from './migrations/003_children_links.ts';
 import { webhooks } from './migrations/004_webhooks.ts';
+import { claimIndex } from './migrations/005_claim_index.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -86,6 +87,7 @@ async function migrate(db: Db): Promise<void> {
     '002_legacy': legacy(db.dialect),
     '003_children_links': childrenLinks(db.dialect),
     '004_webhooks': webhooks(db.dialect),
+    '005_claim_index': claimIndex,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

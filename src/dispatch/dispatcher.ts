@@ -43,6 +43,12 @@ export class Dispatcher {
   private unwritten = new Map<string, number>();
   /** Messages this dispatcher claimed whose outcome is not written yet: never claimed again meanwhile, even past their lease. */
   private held = new Set<string>();
+  /**
+   * Messages the carrier handed back for a retry whose QUEUED row is not
+   * written yet: until it is, they hold back their receivers' later messages
+   * here, as the written row does in the database afterwards.
+   */
+  private handedBack = new Map<string, Position & { connector: string; receiver: string }>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -106,6 +112,7 @@ export class Dispatcher {
     if (rows.length === 0) return 0;
     for (const r of rows) this.held.add(r.id);
     const attempts = new Map(rows.map((r) => [r.id, r.attempts]));
+    const byId = new Map(rows.map((r) => [r.id, r]));
     const messages: OutboundMessage[] = rows.map((r) => ({
       id: r.id,
       receiver: r.receiver,
@@ -119,6 +126,10 @@ export class Dispatcher {
     const results: Promise<void>[] = [];
     const onResult = (id: string, result: SubmitResult) => {
       this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 0) + 1);
+      const row = byId.get(id);
+      if (!result.ok && result.retry && row) {
+        this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id });
+      }
       results.push(
         this.outcomes
           .submit({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 })
@@ -129,6 +140,7 @@ export class Dispatcher {
           .finally(() => {
             this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
             this.held.delete(id);
+            this.handedBack.delete(id);
           }),
       );
     };
@@ -150,8 +162,12 @@ export class Dispatcher {
    * Claims up to `limit` due messages of one connector, oldest first by
    * (schedule_at, id), keeping each receiver's messages in that order: a
    * message is not claimed while an earlier one of the same receiver on the
-   * same connector is unfinished but not claimable now, i.e. waiting for a
-   * retry (QUEUED, due later) or in flight (SENDING under a live lease).
+   * same connector is waiting for a retry (QUEUED, due later). Messages in
+   * flight keep their order in the carrier connection, which submits a
+   * receiver's messages one after the other in the order they were handed
+   * over and hands later ones back with an earlier one that must be retried;
+   * not waiting for them here keeps a busy receiver from being sent to one
+   * message per claim.
    * Without this, a message handed back with `retry` (bind lost, throttled
    * too often) would be overtaken by the receiver's later messages while it
    * waits out retryDelayMs. An earlier message that is due is itself a
@@ -165,17 +181,19 @@ export class Dispatcher {
    */
   private async claim(connector: string, limit: number): Promise<MessageRow[]> {
     const now = Date.now();
+    // Taken before reading the database: one whose row is written meanwhile is then in one or the other.
+    const handedBack = [...this.handedBack.values()].filter((h) => h.connector === connector);
     return this.db.transaction().execute(async (tx) => {
-      // Few rows: what is in flight plus what waits for a retry (served by the (connector, status, due_at) index).
+      // Few rows: what waits for a retry (served by the (connector, status, due_at) index).
       const waiting = await tx
         .selectFrom('messages')
         .select(['receiver', 'schedule_at', 'id'])
         .where('connector', '=', connector)
-        .where('status', 'in', ['QUEUED', 'SENDING'])
+        .where('status', '=', 'QUEUED')
         .where('due_at', '>', now)
         .execute();
       const firstWaiting = new Map<string, Position>();
-      for (const w of waiting) {
+      for (const w of [...waiting, ...handedBack]) {
         const known = firstWaiting.get(w.receiver);
         if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
       }
@@ -183,7 +201,8 @@ export class Dispatcher {
         .selectFrom('messages')
         .select(['id', 'receiver', 'schedule_at'])
         .where('connector', '=', connector)
-        .where('status', 'in', ['QUEUED', 'SCHEDULED', 'SENDING'])
+        // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
+        .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
         .where('due_at', '<=', now)
         .orderBy('schedule_at')
         .orderBy('id')
