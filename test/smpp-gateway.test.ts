@@ -82,7 +82,20 @@ async function setup(connection: Record<string, number> = {}): Promise<Setup> {
   }));
   // The password is read from the process environment, never from the file.
   process.env[PASSWORD_ENV] = 'secret1';
-  const gw = await startGateway({ GATEWAY_CARRIERS_FILE: file });
+  let gw: TestGateway | null = null;
+  try {
+    gw = await startGateway({ GATEWAY_CARRIERS_FILE: file });
+    return await customerOn(sim, gw, dir);
+  } catch (err) {
+    await gw?.close();
+    await sim.close();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** An account with a route on the SMPP connection (operator API), and the helpers the tests use. */
+async function customerOn(sim: SmscSimulator, gw: TestGateway, dir: string): Promise<Setup> {
   const account = await gw.admin('POST', '/admin/accounts', { name: 'SMPP customer', balance: 100 });
   assert.equal(account.status, 201, JSON.stringify(account.body));
   const route = await gw.admin('POST', '/admin/routes', {

@@ -44,11 +44,13 @@ export class Dispatcher {
   /** Messages this dispatcher claimed whose outcome is not written yet: never claimed again meanwhile, even past their lease. */
   private held = new Set<string>();
   /**
-   * Messages the carrier handed back for a retry whose QUEUED row is not
-   * written yet: until it is, they hold back their receivers' later messages
-   * here, as the written row does in the database afterwards.
+   * Messages the carrier handed back for a retry. Their QUEUED row (due
+   * later) holds back their receivers' later messages in the claim, but only
+   * once written, and a claim may read the database just before. So they
+   * hold them back from here too: in claims until written, and in the check
+   * after a claim until the next claim starts, which then sees the row.
    */
-  private handedBack = new Map<string, Position & { connector: string; receiver: string }>();
+  private handedBack = new Map<string, HandedBack>();
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -110,10 +112,19 @@ export class Dispatcher {
   private async dispatchOnce(carrier: Carrier, room: number): Promise<number> {
     const rows = await this.claim(carrier.name, room);
     if (rows.length === 0) return 0;
-    for (const r of rows) this.held.add(r.id);
+    for (const r of rows) {
+      this.held.add(r.id);
+      this.handedBack.delete(r.id); // claimed again: back in line
+    }
+    // The carrier may have handed back a message while the claim ran: its receiver's later messages claimed meanwhile wait for it, unsent.
+    const handedBack = this.firstHandedBack(carrier.name);
+    const behind = rows.filter((r) => {
+      const first = handedBack.get(r.receiver);
+      return first !== undefined && before(first, r);
+    });
     const attempts = new Map(rows.map((r) => [r.id, r.attempts]));
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const messages: OutboundMessage[] = rows.map((r) => ({
+    const messages: OutboundMessage[] = rows.filter((r) => !behind.includes(r)).map((r) => ({
       id: r.id,
       receiver: r.receiver,
       content: r.content,
@@ -128,7 +139,7 @@ export class Dispatcher {
       this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 0) + 1);
       const row = byId.get(id);
       if (!result.ok && result.retry && row) {
-        this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id });
+        this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id, written: false });
       }
       results.push(
         this.outcomes
@@ -140,10 +151,12 @@ export class Dispatcher {
           .finally(() => {
             this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
             this.held.delete(id);
-            this.handedBack.delete(id);
+            const handedBack = this.handedBack.get(id);
+            if (handedBack) handedBack.written = true;
           }),
       );
     };
+    for (const r of behind) onResult(r.id, { ok: false, retry: true, error: 'behind a message of the same receiver waiting for a retry' });
     const task = carrier
       .submit(messages, onResult)
       .catch((err: unknown) => this.log.error({ err, connector: carrier.name }, 'carrier submit threw'))
@@ -156,6 +169,17 @@ export class Dispatcher {
     this.inflight.add(task);
     void task.finally(() => this.inflight.delete(task));
     return rows.length;
+  }
+
+  /** Per receiver, the earliest message of a connector handed back and waiting for its retry. */
+  private firstHandedBack(connector: string): Map<string, Position> {
+    const first = new Map<string, Position>();
+    for (const h of this.handedBack.values()) {
+      if (h.connector !== connector) continue;
+      const known = first.get(h.receiver);
+      if (!known || before(h, known)) first.set(h.receiver, h);
+    }
+    return first;
   }
 
   /**
@@ -172,7 +196,9 @@ export class Dispatcher {
    * too often) would be overtaken by the receiver's later messages while it
    * waits out retryDelayMs. An earlier message that is due is itself a
    * candidate ahead of the later one (same order), so it is claimed with it
-   * or, if it is blocked, blocks the later one too.
+   * or, if it is blocked, blocks the later one too. A message handed back
+   * whose row is not written yet blocks from `handedBack` (and, if handed
+   * back while this claim ran, in the check after it in dispatchOnce).
    *
    * A message this dispatcher still holds (in the carrier, or its answer not
    * written yet) is not claimed again when its lease runs out: sending it
@@ -181,8 +207,7 @@ export class Dispatcher {
    */
   private async claim(connector: string, limit: number): Promise<MessageRow[]> {
     const now = Date.now();
-    // Taken before reading the database: one whose row is written meanwhile is then in one or the other.
-    const handedBack = [...this.handedBack.values()].filter((h) => h.connector === connector);
+    for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
     return this.db.transaction().execute(async (tx) => {
       // Few rows: what waits for a retry (served by the (connector, status, due_at) index).
       const waiting = await tx
@@ -192,8 +217,8 @@ export class Dispatcher {
         .where('status', '=', 'QUEUED')
         .where('due_at', '>', now)
         .execute();
-      const firstWaiting = new Map<string, Position>();
-      for (const w of [...waiting, ...handedBack]) {
+      const firstWaiting = this.firstHandedBack(connector);
+      for (const w of waiting) {
         const known = firstWaiting.get(w.receiver);
         if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
       }
@@ -212,7 +237,7 @@ export class Dispatcher {
       const ids: string[] = [];
       for (const m of due) {
         const first = firstWaiting.get(m.receiver);
-        if (first && !before(m, first)) continue;
+        if (first && first.id !== m.id && !before(m, first)) continue;
         if (this.held.has(m.id)) {
           // Ours still, past its lease: not again, and it holds back its receiver's later messages like one in flight.
           firstWaiting.set(m.receiver, m);
@@ -235,6 +260,13 @@ export class Dispatcher {
 interface Position {
   schedule_at: number;
   id: string;
+}
+
+interface HandedBack extends Position {
+  connector: string;
+  receiver: string;
+  /** Its QUEUED row is committed: claims starting from now see it. */
+  written: boolean;
 }
 
 /** True when `a` goes out before `b`: schedule time, then id (UUIDv7, so acceptance order). */
