@@ -6,6 +6,7 @@ import type { Dialect } from '../db/database.ts';
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Outcome } from './outcomes.ts';
+import { Waker } from '../shared/waker.ts';
 
 /** How long a partly filled claim waits before the next one. */
 const GATHER_MS = 20;
@@ -36,7 +37,7 @@ export interface DispatcherOptions {
 export class Dispatcher {
   readonly owner = randomUUID();
   private running = false;
-  private wakers = new Set<() => void>();
+  private waker = new Waker();
   private loops: Promise<void>[] = [];
   private inflight = new Set<Promise<void>>();
   /** Per connector: carrier answers handed to the outcome writer and not written yet. */
@@ -68,7 +69,7 @@ export class Dispatcher {
 
   /** Called after new messages were committed, so they go out without waiting for the next poll. */
   wake(): void {
-    for (const w of this.wakers) w();
+    this.waker.wake();
   }
 
   async stop(): Promise<void> {
@@ -98,15 +99,7 @@ export class Dispatcher {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakers.add(done);
-    });
+    return this.waker.sleep(ms);
   }
 
   private async dispatchOnce(carrier: Carrier, room: number): Promise<number> {

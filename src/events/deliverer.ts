@@ -8,6 +8,7 @@ import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { deliveryHeaders } from './signing.ts';
 import { fanOut } from './fanout.ts';
 import { eventsDb, type DeliveryRow } from './tables.ts';
+import { Waker } from '../shared/waker.ts';
 
 export interface DelivererOptions {
   pollMs: number;
@@ -64,7 +65,7 @@ export class Deliverer {
   readonly owner = randomUUID();
   private running = false;
   private loopDone: Promise<void> = Promise.resolve();
-  private wakers = new Set<() => void>();
+  private waker = new Waker();
   private inflight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly results: GroupCommitter<AttemptResult, void>;
@@ -92,7 +93,7 @@ export class Deliverer {
 
   /** New events were written: look at once instead of at the next poll. */
   wake(): void {
-    for (const w of this.wakers) w();
+    this.waker.wake();
   }
 
   /** Stops claiming, aborts attempts in flight (they are retried later) and waits for their results to be written. */
@@ -128,15 +129,7 @@ export class Deliverer {
   }
 
   private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakers.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.wakers.add(done);
-    });
+    return this.waker.sleep(ms);
   }
 
   /** Claims up to `limit` due deliveries (new, retry time reached, or lease expired). */

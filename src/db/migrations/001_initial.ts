@@ -1,11 +1,10 @@
-import { type Kysely, type ColumnDefinitionBuilder } from 'kysely';
+import { type Kysely } from 'kysely';
 import type { Dialect } from '../database.ts';
+import { identityColumn } from './identity.ts';
 
 /** The first schema. One migration set for both dialects; only the identity column differs. */
 export function initial(dialect: Dialect) {
-  const identity = (col: ColumnDefinitionBuilder) =>
-    dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity();
-  const idType = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const { identity, idType } = identityColumn(dialect);
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {

@@ -1,5 +1,6 @@
-import { type Kysely, type ColumnDefinitionBuilder } from 'kysely';
+import { type Kysely } from 'kysely';
 import type { Dialect } from '../database.ts';
+import { identityColumn } from './identity.ts';
 
 /**
  * Tables of the Legacy v2 interface: context (auto-reply) rules, the
@@ -7,9 +8,7 @@ import type { Dialect } from '../database.ts';
  * report), and SMS verification tokens. Same identity handling as 001.
  */
 export function legacy(dialect: Dialect) {
-  const identity = (col: ColumnDefinitionBuilder) =>
-    dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity();
-  const idType = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const { identity, idType } = identityColumn(dialect);
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {

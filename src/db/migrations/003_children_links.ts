@@ -1,5 +1,6 @@
-import { type Kysely, type ColumnDefinitionBuilder } from 'kysely';
+import { type Kysely } from 'kysely';
 import type { Dialect } from '../database.ts';
+import { identityColumn } from './identity.ts';
 
 /**
  * Child users (spec 4.7) and short links (spec 4.8). Same identity handling
@@ -14,9 +15,7 @@ import type { Dialect } from '../database.ts';
  *   can never start pointing somewhere else.
  */
 export function childrenLinks(dialect: Dialect) {
-  const identity = (col: ColumnDefinitionBuilder) =>
-    dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity();
-  const idType = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const { identity, idType } = identityColumn(dialect);
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {

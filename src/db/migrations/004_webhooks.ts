@@ -1,5 +1,6 @@
-import { sql, type Kysely, type ColumnDefinitionBuilder } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Dialect } from '../database.ts';
+import { identityColumn } from './identity.ts';
 
 /**
  * Events (src/events): webhooks, the delivery outbox, legacy callback URLs,
@@ -12,9 +13,7 @@ import type { Dialect } from '../database.ts';
  * indexes hold only rows still to be fanned out, so they stay small.
  */
 export function webhooks(dialect: Dialect) {
-  const identity = (col: ColumnDefinitionBuilder) =>
-    dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity();
-  const idType = dialect === 'sqlite' ? 'integer' : 'bigint';
+  const { identity, idType } = identityColumn(dialect);
 
   return {
     async up(db: Kysely<unknown>): Promise<void> {
