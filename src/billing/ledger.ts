@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/executor.ts';
+import type { Dialect } from '../db/database.ts';
 
 /**
  * Every change of a balance is a ledger entry written in the same
@@ -20,4 +21,20 @@ export async function addLedgerEntry(db: Executor, accountId: number, amount: nu
 export async function getBalance(db: Executor, accountId: number): Promise<number> {
   const row = await db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow();
   return row.balance;
+}
+
+/**
+ * Locks the accounts rows in id order (PostgreSQL; SQLite runs one
+ * transaction at a time), the same order the send path locks them in, so
+ * two transactions moving credits never deadlock.
+ */
+export async function lockBalances(tx: Executor, dialect: Dialect, accountIds: number[]): Promise<Map<number, number>> {
+  const rows = await tx
+    .selectFrom('accounts')
+    .select(['id', 'balance'])
+    .where('id', 'in', accountIds)
+    .orderBy('id')
+    .$if(dialect === 'postgres', (q) => q.forUpdate())
+    .execute();
+  return new Map(rows.map((r) => [Number(r.id), r.balance]));
 }

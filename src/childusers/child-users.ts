@@ -4,7 +4,7 @@ import type { Dialect } from '../db/database.ts';
 import type { Executor } from '../db/executor.ts';
 import { createAccount } from '../accounts/accounts.ts';
 import { issueApiKey } from '../accounts/api-keys.ts';
-import { addLedgerEntry } from '../billing/ledger.ts';
+import { addLedgerEntry, lockBalances } from '../billing/ledger.ts';
 import { fromMicros } from '../billing/money.ts';
 import { DomainError, notFound, validation } from '../shared/errors.ts';
 import { hashPassword } from './password.ts';
@@ -77,21 +77,6 @@ const insufficient = (field: string, who: string, balance: number, amount: numbe
   return new DomainError('INSUFFICIENT_BALANCE', text, [text]);
 };
 
-/**
- * Locks the accounts rows in id order (PostgreSQL; SQLite runs one
- * transaction at a time), the same order the send path locks them in, so
- * two transactions moving credits never deadlock.
- */
-async function lockBalances(tx: Executor, dialect: Dialect, accountIds: number[]): Promise<Map<number, number>> {
-  const rows = await tx
-    .selectFrom('accounts')
-    .select(['id', 'balance'])
-    .where('id', 'in', accountIds)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (q) => q.forUpdate())
-    .execute();
-  return new Map(rows.map((r) => [Number(r.id), r.balance]));
-}
 
 /**
  * Creates a child user (spec 4.7): a CUSTOMER account under the reseller,

@@ -3,6 +3,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Database, NewMessage, RouteRow } from '../db/tables.ts';
 import { DomainError } from '../shared/errors.ts';
 import { fromMicros } from '../billing/money.ts';
+import { lockBalances } from '../billing/ledger.ts';
 
 /** One message of a request, already validated and priced in segments. */
 export interface AcceptItem {
@@ -54,15 +55,7 @@ const insufficient = (needed: number, balance: number) =>
 export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' | 'postgres', inputs: AcceptInput[]): Promise<(AcceptResult | Error)[]> {
   const now = Date.now();
   const accountIds = [...new Set(inputs.map((i) => i.accountId))].sort((a, b) => a - b);
-  const balances = new Map<number, number>();
-  const accounts = await tx
-    .selectFrom('accounts')
-    .select(['id', 'balance'])
-    .where('id', 'in', accountIds)
-    .orderBy('id')
-    .$if(dialect === 'postgres', (q) => q.forUpdate())
-    .execute();
-  for (const a of accounts) balances.set(Number(a.id), a.balance);
+  const balances = await lockBalances(tx, dialect, accountIds);
   const blocked = await blockedSet(tx, inputs);
 
   const requests: Database['requests'][] = [];
