@@ -65,7 +65,7 @@ function statusesOf(q: ReportQuery): MessageStatus[] | null {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** totalRecords: every record matching the filters, whatever the page. */
-async function countOf<DB, TB extends keyof DB, O>(base: SelectQueryBuilder<DB, TB, O>): Promise<number> {
+export async function countOf<DB, TB extends keyof DB, O>(base: SelectQueryBuilder<DB, TB, O>): Promise<number> {
   const row = await base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst();
   return Number((row as { n?: number | string } | undefined)?.n ?? 0);
 }

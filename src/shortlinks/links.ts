@@ -117,24 +117,20 @@ export async function listLinks(db: Executor, accountId: number, q: { skip: numb
 }
 
 /** Changes the destination of a live link of the account (code and counters stay). */
-export async function updateLink(db: Executor, accountId: number, id: number, destination: string): Promise<ShortLinkRow> {
-  const row = await linkDb(db)
-    .updateTable('short_links')
-    .set({ destination_url: destination, updated_at: Date.now() })
-    .where('id', '=', id)
-    .where('account_id', '=', accountId)
-    .where('deleted_at', 'is', null)
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) throw notFound(`Short link ${id}`);
-  return row;
+export function updateLink(db: Executor, accountId: number, id: number, destination: string): Promise<ShortLinkRow> {
+  return changeLiveLink(db, accountId, id, { destination_url: destination, updated_at: Date.now() });
 }
 
 /** Deletes a live link of the account: the code stops redirecting and is never handed out again. */
-export async function deleteLink(db: Executor, accountId: number, id: number): Promise<ShortLinkRow> {
+export function deleteLink(db: Executor, accountId: number, id: number): Promise<ShortLinkRow> {
+  return changeLiveLink(db, accountId, id, { deleted_at: Date.now() });
+}
+
+/** Updates a live (not deleted) link of the account; NOT_FOUND for any other id. */
+async function changeLiveLink(db: Executor, accountId: number, id: number, change: { destination_url?: string; updated_at?: number; deleted_at?: number }): Promise<ShortLinkRow> {
   const row = await linkDb(db)
     .updateTable('short_links')
-    .set({ deleted_at: Date.now() })
+    .set(change)
     .where('id', '=', id)
     .where('account_id', '=', accountId)
     .where('deleted_at', 'is', null)

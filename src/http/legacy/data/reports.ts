@@ -1,6 +1,7 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor } from '../../../db/executor.ts';
 import type { MessageStatus } from '../../../db/tables.ts';
+import { countOf } from '../../../messaging/reports.ts';
 
 /**
  * Read models of the legacy reports. They read the same tables as the
@@ -15,11 +16,6 @@ export interface Page {
 }
 
 /** Every record matching the filters, whatever the page. */
-async function count<DB, TB extends keyof DB, O>(base: SelectQueryBuilder<DB, TB, O>): Promise<number> {
-  const row = await base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst();
-  return Number((row as { n?: number | string } | undefined)?.n ?? 0);
-}
-
 /** /detailedreporting: one row per message, newest first. `delivered`: true = DELIVERED only, false = every other status. */
 export async function detailedReport(db: Executor, accountId: number, q: Page & { delivered: boolean | null; receiver?: string | undefined; requestId?: string | undefined }) {
   const base = db
@@ -31,7 +27,7 @@ export async function detailedReport(db: Executor, accountId: number, q: Page & 
     .$if(q.delivered === false, (b) => b.where('m.status', '!=', 'DELIVERED'))
     .$if(q.receiver !== undefined, (b) => b.where('m.receiver', '=', q.receiver ?? ''))
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
-  const total = await count(base);
+  const total = await countOf(base);
   const rows = await base
     .select(['m.id', 'm.request_id', 'm.sender', 'm.receiver', 'm.content', 'm.status', 'm.status_details', 'm.segments', 'm.cost', 'm.created_at', 'm.schedule_at', 'm.sent_at', 'm.status_at'])
     .orderBy('m.created_at', 'desc')
@@ -52,7 +48,7 @@ export async function replyReport(db: Executor, accountId: number, q: Page & { p
     .where('r.received_at', '<=', q.to)
     .$if(q.phone !== undefined, (b) => b.where('r.sender', '=', q.phone ?? ''))
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
-  const total = await count(base);
+  const total = await countOf(base);
   const rows = await base
     .select(['r.id', 'r.sender as phone', 'r.content', 'r.received_at', 'm.id as message_id', 'm.request_id', 'm.content as sent_content', 'm.sender'])
     .orderBy('r.received_at', 'desc')
