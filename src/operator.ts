@@ -3,7 +3,7 @@ import { createAccount, getAccount, publicAccount } from './accounts/accounts.ts
 import { issueApiKey, revokeApiKey } from './accounts/api-keys.ts';
 import { addLedgerEntry } from './billing/ledger.ts';
 import { fromMicros, toMicros } from './billing/money.ts';
-import { createRoute, grantRoute, publicRoute } from './routing/routes.ts';
+import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
 import { addContacts, createContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
@@ -59,15 +59,27 @@ export function operator(core: Core) {
       });
       return { balance: fromMicros(balance) };
     },
-    async createRoute(input: { displayName: string; productName: string; productId: number; farePrice: number | string; replyFarePrice: number | string; channel: 'SMS' | 'RCS'; connector: string }) {
+    async createRoute(input: {
+      displayName: string; productName: string; productId: number; farePrice: number | string; replyFarePrice: number | string; channel: 'SMS' | 'RCS'; connector: string;
+      fallbackRouteId?: number | null | undefined;
+    }) {
       const farePrice = money('farePrice', input.farePrice);
       const replyFarePrice = money('replyFarePrice', input.replyFarePrice);
       if (farePrice < 0 || replyFarePrice < 0) throw validation(['farePrice/replyFarePrice: must not be negative']);
       const carrier = core.carriers.get(input.connector);
       if (!carrier) throw validation([`connector: no carrier connection named "${input.connector}"; configured: ${[...core.carriers.keys()].join(', ')}`]);
       if (!carrier.channels.includes(input.channel)) throw validation([`channel: connection "${input.connector}" does not carry ${input.channel}`]);
-      const row = await createRoute(db, { ...input, farePrice, replyFarePrice });
-      return { ...publicRoute(row), channel: row.channel, connector: row.connector };
+      const fallbackRouteId = input.fallbackRouteId ?? null;
+      const row = await db.transaction().execute(async (tx) => {
+        const problems = fallbackRouteId === null ? [] : await fallbackProblems(tx, null, input.channel, fallbackRouteId);
+        if (problems.length) throw validation(problems);
+        return createRoute(tx, { ...input, farePrice, replyFarePrice, fallbackRouteId });
+      });
+      return operatorRoute(row);
+    },
+    /** Sets (or with null clears) an RCS route's SMS fallback route (src/rcs/fallback.ts). */
+    async setRouteFallback(routeId: number, fallbackRouteId: number | null) {
+      return operatorRoute(await db.transaction().execute((tx) => setRouteFallback(tx, routeId, fallbackRouteId)));
     },
     async grantRoute(accountId: number, routeId: number) {
       await getAccount(db, accountId);

@@ -223,7 +223,7 @@ test('POST /admin/routes: 201 with id; prices with up to 6 decimals exact, e.g. 
   const res = await gw.admin('POST', '/admin/routes', { ...ROUTE, displayName: 'Cheap', farePrice: '0.065', replyFarePrice: 0.000001, productId: 42 });
   assert.equal(res.status, 201);
   assert.ok(Number.isInteger(res.body.id));
-  assert.deepEqual(res.body, { id: res.body.id, displayName: 'Cheap', farePrice: 0.065, productName: 'SMS', productId: 42, replyFarePrice: 0.000001, channel: 'SMS', connector: 'simulator' });
+  assert.deepEqual(res.body, { id: res.body.id, displayName: 'Cheap', farePrice: 0.065, productName: 'SMS', productId: 42, replyFarePrice: 0.000001, channel: 'SMS', connector: 'simulator', fallbackRouteId: null });
   assert.equal((await route({ channel: 'RCS', farePrice: 0.065, replyFarePrice: '0' })).id > res.body.id, true);
 
   const a = await account({ name: 'Exact', balance: '1' });

@@ -24,8 +24,12 @@ export interface OutboundMessage {
 export type SubmitResult =
   /** Carrier accepted the message. Several ids when it was sent in parts. */
   | { ok: true; carrierIds: string[] }
-  /** Carrier refused it for good: the message fails and is refunded. */
-  | { ok: false; retry: false; error: string }
+  /**
+   * Carrier refused it for good: the message fails and is refunded. `noRcs`:
+   * refused because the receiver has no RCS capability, so an RCS route's SMS
+   * fallback may carry it instead (src/rcs/fallback.ts).
+   */
+  | { ok: false; retry: false; error: string; noRcs?: true }
   /**
    * Not accepted, or not known to be accepted (bind down, response timeout):
    * the dispatcher queues it again. In the unknown case the carrier may have

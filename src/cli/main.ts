@@ -14,7 +14,8 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
   key issue --account ID [--allowed-ip CIDR ...]
   key revoke --key ID
   credits add --account ID --amount N [--reason TEXT]
-  route create --name NAME --price N --reply-price N [--product NAME] [--product-id N] [--channel SMS|RCS] [--connector NAME]
+  route create --name NAME --price N --reply-price N [--product NAME] [--product-id N] [--channel SMS|RCS] [--connector NAME] [--fallback-route ID]
+  route fallback --route ID --fallback-route ID|none   (an RCS route's SMS route for phones without RCS)
   route grant --account ID --route ID
   group create --account ID --name NAME [--number PHONE ...]
   group import --account ID --name NAME --csv FILE   (first column: phone; optional second column: name; a header row is skipped)
@@ -26,7 +27,7 @@ const options = {
   account: { type: 'string' }, key: { type: 'string' }, 'allowed-ip': { type: 'string', multiple: true },
   amount: { type: 'string' }, reason: { type: 'string' }, price: { type: 'string' }, 'reply-price': { type: 'string' },
   product: { type: 'string' }, 'product-id': { type: 'string' }, channel: { type: 'string' }, connector: { type: 'string' },
-  route: { type: 'string' }, number: { type: 'string', multiple: true }, csv: { type: 'string' }, help: { type: 'boolean' },
+  route: { type: 'string' }, 'fallback-route': { type: 'string' }, number: { type: 'string', multiple: true }, csv: { type: 'string' }, help: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -72,7 +73,10 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
         replyFarePrice: need(values, 'reply-price'),
         channel: (values.channel ?? 'SMS') as 'SMS' | 'RCS',
         connector: values.connector ?? 'simulator',
+        fallbackRouteId: values['fallback-route'] === undefined ? null : id(values, 'fallback-route'),
       });
+    case 'route fallback':
+      return ops.setRouteFallback(id(values, 'route'), need(values, 'fallback-route') === 'none' ? null : id(values, 'fallback-route'));
     case 'route grant':
       await ops.grantRoute(id(values, 'account'), id(values, 'route'));
       return { granted: true };

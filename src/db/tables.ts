@@ -35,6 +35,8 @@ export interface RoutesTable {
   channel: 'SMS' | 'RCS';
   connector: string;
   created_at: number;
+  /** RCS routes only: the SMS route that carries messages to phones without RCS (src/rcs/fallback.ts); null = none. */
+  fallback_route_id: number | null;
 }
 
 export interface AccountRoutesTable {

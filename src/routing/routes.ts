@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import { fromMicros } from '../billing/money.ts';
-import { notFound } from '../shared/errors.ts';
+import { notFound, validation } from '../shared/errors.ts';
 
 export interface NewRoute {
   displayName: string;
@@ -11,6 +11,7 @@ export interface NewRoute {
   replyFarePrice: number;
   channel: 'SMS' | 'RCS';
   connector: string;
+  fallbackRouteId?: number | null;
 }
 
 export async function createRoute(db: Executor, input: NewRoute): Promise<RouteRow> {
@@ -25,9 +26,35 @@ export async function createRoute(db: Executor, input: NewRoute): Promise<RouteR
       channel: input.channel,
       connector: input.connector,
       created_at: Date.now(),
+      fallback_route_id: input.fallbackRouteId ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/**
+ * Problems of naming `fallbackId` as the SMS fallback of a route of
+ * `channel` (`routeId`: the route itself, null while creating it): the
+ * fallback must be another, existing, SMS route, set on an RCS route.
+ */
+export async function fallbackProblems(db: Executor, routeId: number | null, channel: 'SMS' | 'RCS', fallbackId: number): Promise<string[]> {
+  if (fallbackId === routeId) return [`fallbackRouteId: a route cannot be its own fallback (route ${fallbackId})`];
+  if (channel !== 'RCS') return [`fallbackRouteId: only an RCS route can have an SMS fallback; this route's channel is ${channel}`];
+  const fallback = await db.selectFrom('routes').select('channel').where('id', '=', fallbackId).executeTakeFirst();
+  if (!fallback) return [`fallbackRouteId: route ${fallbackId} does not exist`];
+  if (fallback.channel !== 'SMS') return [`fallbackRouteId: route ${fallbackId} is an ${fallback.channel} route; the fallback must be an SMS route`];
+  return [];
+}
+
+/** Sets or clears (null) a route's SMS fallback, after the checks of fallbackProblems. */
+export async function setRouteFallback(db: Executor, routeId: number, fallbackId: number | null): Promise<RouteRow> {
+  const route = await db.selectFrom('routes').select('channel').where('id', '=', routeId).executeTakeFirst();
+  if (!route) throw notFound(`Route ${routeId}`);
+  if (fallbackId !== null) {
+    const problems = await fallbackProblems(db, routeId, route.channel, fallbackId);
+    if (problems.length) throw validation(problems);
+  }
+  return db.updateTable('routes').set({ fallback_route_id: fallbackId }).where('id', '=', routeId).returningAll().executeTakeFirstOrThrow();
 }
 
 export async function grantRoute(db: Executor, accountId: number, routeId: number): Promise<void> {
@@ -71,4 +98,9 @@ export function publicRoute(row: RouteRow) {
     productId: row.product_id,
     replyFarePrice: fromMicros(row.reply_fare_price),
   };
+}
+
+/** What the operator sees of a route: the public fields, channel, connector and SMS fallback. */
+export function operatorRoute(row: RouteRow) {
+  return { ...publicRoute(row), channel: row.channel, connector: row.connector, fallbackRouteId: row.fallback_route_id === null ? null : Number(row.fallback_route_id) };
 }

@@ -24,12 +24,15 @@ export interface RbmOptions {
 
 type Capability = 'RCS' | 'NONE';
 
+const NO_RCS: SubmitResult = { ok: false, retry: false, error: 'RBM: the receiver has no RCS capability', noRcs: true };
+
 /**
  * An RCS Business Messaging agent connection. Each message is sent with our
  * message id as the RBM messageId, so a retry after an unknown outcome is
  * idempotent (the platform answers 409 for an id it has) and receipts and
  * replies correlate without a lookup table. A receiver without RCS
- * capability fails the message (refunded).
+ * capability is a `noRcs` failure: the route's SMS fallback carries it, or
+ * it fails (refunded).
  */
 export class RbmCarrier implements Carrier {
   readonly name: string;
@@ -108,13 +111,13 @@ export class RbmCarrier implements Carrier {
     if (!payload) return { ok: false, retry: false, error: 'RBM: the message has no RCS payload' };
     try {
       const capability = await this.capability(m.receiver);
-      if (capability === 'NONE') return { ok: false, retry: false, error: 'RBM: the receiver has no RCS capability' };
+      if (capability === 'NONE') return NO_RCS;
       const res = await this.call('POST', `/v1/phones/${e164(m.receiver)}/agentMessages?messageId=${encodeURIComponent(m.id)}&agentId=${encodeURIComponent(this.options.agentId)}`, agentMessage(payload));
       // 409: the platform has this message id already (a retry after a lost answer): sent.
       if (res.status === 200 || res.status === 409) return { ok: true, carrierIds: [m.id] };
       if (res.status === 404) {
         this.capabilities.set(m.receiver, { value: 'NONE', until: Date.now() + this.ttl() });
-        return { ok: false, retry: false, error: 'RBM: the receiver has no RCS capability' };
+        return NO_RCS;
       }
       if (res.status === 429 || res.status >= 500) return { ok: false, retry: true, error: `RBM: HTTP ${res.status} ${res.text}` };
       return { ok: false, retry: false, error: `RBM: HTTP ${res.status} ${res.text}` };

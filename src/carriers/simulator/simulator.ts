@@ -6,7 +6,8 @@ import type { Carrier, CarrierEvents, OutboundMessage, ReceiptStatus, SubmitResu
  * The built-in carrier of the embedded default (DECISIONS.md): accepts every
  * message, answers with a carrier id and reports the outcome after a delay.
  * Outcomes are chosen by the receiver's last digits so every path can be
- * shown: 0001 undelivered, 0002 expired, 0003 rejected at submit.
+ * shown: 0001 undelivered, 0002 expired, 0003 rejected at submit, and for
+ * RCS messages 0009 no RCS capability (like tools/rbm-sim).
  *
  * Like a real SMSC it keeps receipts it still owes across a reconnect: at
  * start it asks for the messages it accepted that have no final status yet
@@ -49,6 +50,10 @@ export class SimulatorCarrier implements Carrier {
     for (const m of messages) {
       if (m.receiver.endsWith('0003')) {
         onResult(m.id, { ok: false, retry: false, error: 'REJECTD: rejected by the simulator carrier (receiver ends in 0003)' });
+        continue;
+      }
+      if (m.channel === 'RCS' && m.receiver.endsWith('0009')) {
+        onResult(m.id, { ok: false, retry: false, error: 'no RCS capability (simulator: receiver ends in 0009)', noRcs: true });
         continue;
       }
       // The outcome travels in the carrier id, so it survives a restart.

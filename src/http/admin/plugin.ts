@@ -3,7 +3,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
 import { DomainError, type ErrorCode } from '../../shared/errors.ts';
-import { describeValidation } from '../validation.ts';
+import { describeValidation, ERROR_TEXT } from '../validation.ts';
 import { clientErrorText } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
 
@@ -15,6 +15,8 @@ const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+
 // Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
 const IdValue = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const Id = Type.Object({ id: IdValue });
+/** An RCS route's SMS fallback route (src/rcs/fallback.ts); null = none. */
+const FallbackId = Type.Union([IdValue, Type.Null()], { [ERROR_TEXT]: 'must be a route id (a positive integer) or null' });
 
 const AccountBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -32,7 +34,9 @@ const RouteBody = Type.Object({
   replyFarePrice: Money,
   channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
   connector: Type.String({ minLength: 1 }),
+  fallbackRouteId: Type.Optional(FallbackId),
 }, { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] });
+const FallbackBody = Type.Object({ fallbackRouteId: FallbackId }, { required: ['fallbackRouteId'], additionalProperties: false });
 const GrantBody = Type.Object({ routeId: IdValue }, { required: ['routeId'] });
 const GroupBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -84,6 +88,9 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   );
   app.post<{ Body: Static<typeof RouteBody> }>('/routes', { schema: { tags, body: RouteBody } }, async (request, reply) =>
     reply.status(201).send(await ops.createRoute(request.body)),
+  );
+  app.patch<{ Params: Static<typeof Id>; Body: Static<typeof FallbackBody> }>('/routes/:id', { schema: { tags, params: Id, body: FallbackBody } }, async (request) =>
+    ops.setRouteFallback(request.params.id, request.body.fallbackRouteId),
   );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>('/accounts/:id/routes', { schema: { tags, params: Id, body: GrantBody } }, async (request, reply) => {
     await ops.grantRoute(request.params.id, request.body.routeId);
