@@ -1,77 +1,109 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, MessageStatus } from '../db/tables.ts';
 import type { Receipt, SubmitResult } from '../carriers/carrier.ts';
+import { fallBackToSms } from '../rcs/fallback.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
   | { kind: 'result'; connector: string; messageId: string; result: SubmitResult; attempts: number }
   | { kind: 'receipt'; connector: string; receipt: Receipt };
 
+type Accepted = { connector: string; messageId: string; carrierIds: string[] };
+type Refused = { messageId: string; result: Exclude<SubmitResult, { ok: true }>; attempts: number };
+type Known = { messageId: string; status: MessageStatus; details: string; at: number };
+
 const FINAL_FAILURES: MessageStatus[] = ['UNDELIVERED', 'EXPIRED', 'FAILED'];
+/** Rows per statement: far below both databases' parameter limits. */
+const CHUNK = 500;
 
 /** Seconds before a message whose send must be retried is due again. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60_000, 1000 * 2 ** Math.min(attempts, 6));
 }
 
-/** Writes a batch of submit results and receipts in one transaction. */
+/**
+ * Writes a batch of submit results and receipts in one transaction, set-based:
+ * the accepted results of a batch are one UPDATE plus one INSERT per table,
+ * and its receipts are one lookup plus one UPDATE per kind, whatever the
+ * batch size. Refusals and retries are rare and written one by one.
+ * Results are written before receipts, so a receipt that came in the same
+ * batch as its message's submit answer finds the carrier id.
+ */
 export async function writeOutcomes(tx: Transaction<Database>, outcomes: Outcome[]): Promise<void[]> {
+  const now = Date.now();
+  const accepted: Accepted[] = [];
+  const refused: Refused[] = [];
+  const receipts: { connector: string; receipt: Receipt }[] = [];
   for (const o of outcomes) {
-    if (o.kind === 'result') await writeResult(tx, o.connector, o.messageId, o.result, o.attempts);
-    else await writeReceipt(tx, o.connector, o.receipt);
+    if (o.kind === 'receipt') receipts.push(o);
+    else if (o.result.ok) accepted.push({ connector: o.connector, messageId: o.messageId, carrierIds: o.result.carrierIds });
+    else refused.push({ messageId: o.messageId, result: o.result, attempts: o.attempts });
+  }
+  for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, accepted.slice(i, i + CHUNK), now);
+  for (const r of refused) await writeRefused(tx, r, now);
+  for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
+    for (let i = 0; i < list.length; i += CHUNK) await writeReceipts(tx, connector, list.slice(i, i + CHUNK).map((r) => r.receipt));
   }
   return outcomes.map(() => undefined);
 }
 
-async function writeResult(tx: Transaction<Database>, connector: string, messageId: string, result: SubmitResult, attempts: number) {
-  const now = Date.now();
-  if (result.ok) {
-    const updated = await tx
-      .updateTable('messages')
-      .set({ status: 'SENT', carrier_id: result.carrierIds[0] ?? null, sent_at: now, status_at: now, status_details: null, lease_owner: null })
-      .where('id', '=', messageId)
-      .where('status', '=', 'SENDING')
-      .executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return;
-    await tx.insertInto('status_log').values({ message_id: messageId, status: 'SENT', details: null, at: now }).execute();
-    if (result.carrierIds.length) {
-      await tx
-        .insertInto('carrier_ids')
-        .values(result.carrierIds.map((carrier_id) => ({ connector, carrier_id, message_id: messageId })))
-        .onConflict((oc) => oc.columns(['connector', 'carrier_id']).doUpdateSet({ message_id: messageId }))
-        .execute();
-      // Receipts that overtook the submit response wait here (SMPP allows it).
-      const early = await tx
-        .selectFrom('pending_receipts')
-        .selectAll()
-        .where('connector', '=', connector)
-        .where('carrier_id', 'in', result.carrierIds)
-        .orderBy('received_at')
-        .execute();
-      if (early.length) {
-        await tx.deleteFrom('pending_receipts').where('connector', '=', connector).where('carrier_id', 'in', result.carrierIds).execute();
-        for (const r of early) await applyReceipt(tx, messageId, r.status as MessageStatus, r.details, r.received_at);
-      }
-    }
-  } else if (result.retry) {
+async function writeAccepted(tx: Transaction<Database>, items: Accepted[], now: number) {
+  const rows = sql.join(items.map((a) => sql`(${a.messageId}, ${a.carrierIds[0] ?? null})`));
+  const { rows: updated } = await sql<{ id: string }>`
+    update messages set status = 'SENT', carrier_id = v.column2, sent_at = ${now}, status_at = ${now}, status_details = null, lease_owner = null
+    from (values ${rows}) as v
+    where messages.id = v.column1 and messages.status = 'SENDING'
+    returning messages.id`.execute(tx);
+  if (updated.length === 0) return;
+  const written = new Set(updated.map((r) => r.id));
+  const sent = items.filter((a) => written.has(a.messageId));
+  await tx.insertInto('status_log').values(sent.map((a) => ({ message_id: a.messageId, status: 'SENT' as const, details: null, at: now }))).execute();
+
+  // One row per (connector, carrier id): a carrier repeating an id points it at the latest message.
+  const links = new Map<string, { connector: string; carrier_id: string; message_id: string }>();
+  for (const a of sent) for (const id of a.carrierIds) links.set(`${a.connector}\u0000${id}`, { connector: a.connector, carrier_id: id, message_id: a.messageId });
+  if (links.size === 0) return;
+  await tx
+    .insertInto('carrier_ids')
+    .values([...links.values()])
+    .onConflict((oc) => oc.columns(['connector', 'carrier_id']).doUpdateSet((eb) => ({ message_id: eb.ref('excluded.message_id') })))
+    .execute();
+
+  // Receipts that overtook the submit response wait in pending_receipts (SMPP allows it).
+  for (const [connector, list] of groupBy([...links.values()], (l) => l.connector)) {
+    const ids = list.map((l) => l.carrier_id);
+    const early = await tx.selectFrom('pending_receipts').selectAll().where('connector', '=', connector).where('carrier_id', 'in', ids).orderBy('received_at').execute();
+    if (early.length === 0) continue;
+    await tx.deleteFrom('pending_receipts').where('connector', '=', connector).where('carrier_id', 'in', ids).execute();
+    const messageOf = new Map(list.map((l) => [l.carrier_id, l.message_id]));
+    await applyReceipts(
+      tx,
+      early.map((r) => ({ messageId: messageOf.get(r.carrier_id) ?? '', status: r.status as MessageStatus, details: r.details, at: r.received_at })),
+    );
+  }
+}
+
+async function writeRefused(tx: Transaction<Database>, { messageId, result, attempts }: Refused, now: number) {
+  if (result.retry) {
     await tx
       .updateTable('messages')
       .set({ status: 'QUEUED', due_at: now + retryDelayMs(attempts), status_at: now, status_details: result.error, lease_owner: null })
       .where('id', '=', messageId)
       .where('status', '=', 'SENDING')
       .execute();
-  } else {
-    const row = await tx
-      .updateTable('messages')
-      .set({ status: 'FAILED', status_details: result.error, status_at: now, lease_owner: null })
-      .where('id', '=', messageId)
-      .where('status', '=', 'SENDING')
-      .returning(['account_id', 'cost', 'request_id'])
-      .executeTakeFirst();
-    if (!row) return;
-    await tx.insertInto('status_log').values({ message_id: messageId, status: 'FAILED', details: result.error, at: now }).execute();
-    await refund(tx, row.account_id, row.cost, row.request_id, 'refund: rejected by carrier');
+    return;
   }
+  if (result.noRcs && (await fallBackToSms(tx, messageId, now))) return;
+  const row = await tx
+    .updateTable('messages')
+    .set({ status: 'FAILED', status_details: result.error, status_at: now, lease_owner: null })
+    .where('id', '=', messageId)
+    .where('status', '=', 'SENDING')
+    .returning(['account_id', 'cost', 'request_id'])
+    .executeTakeFirst();
+  if (!row) return;
+  await tx.insertInto('status_log').values({ message_id: messageId, status: 'FAILED', details: result.error, at: now }).execute();
+  await refund(tx, row.account_id, row.cost, row.request_id, 'refund: rejected by carrier');
 }
 
 export async function refund(tx: Transaction<Database>, accountId: number, amount: number, requestId: string, reason: string) {
@@ -80,37 +112,79 @@ export async function refund(tx: Transaction<Database>, accountId: number, amoun
   await tx.insertInto('ledger').values({ account_id: accountId, amount, reason, request_id: requestId, created_at: Date.now() }).execute();
 }
 
-async function writeReceipt(tx: Transaction<Database>, connector: string, receipt: Receipt) {
-  const link = await tx
-    .selectFrom('carrier_ids')
-    .select('message_id')
-    .where('connector', '=', connector)
-    .where('carrier_id', '=', receipt.carrierId)
-    .executeTakeFirst();
-  if (!link) {
+/** Receipts of one connector: matched to their messages by carrier id; the others wait for their submit answer. */
+async function writeReceipts(tx: Transaction<Database>, connector: string, receipts: Receipt[]) {
+  const ids = [...new Set(receipts.map((r) => r.carrierId))];
+  const links = await tx.selectFrom('carrier_ids').select(['carrier_id', 'message_id']).where('connector', '=', connector).where('carrier_id', 'in', ids).execute();
+  const messageOf = new Map(links.map((l) => [l.carrier_id, l.message_id]));
+  const known: Known[] = [];
+  const unknown: Receipt[] = [];
+  for (const r of receipts) {
+    const messageId = messageOf.get(r.carrierId);
+    if (messageId === undefined) unknown.push(r);
+    else known.push({ messageId, status: r.status, details: r.details, at: r.at.getTime() });
+  }
+  if (unknown.length) {
     await tx
       .insertInto('pending_receipts')
-      .values({ connector, carrier_id: receipt.carrierId, status: receipt.status, details: receipt.details, received_at: receipt.at.getTime() })
+      .values(unknown.map((r) => ({ connector, carrier_id: r.carrierId, status: r.status, details: r.details, received_at: r.at.getTime() })))
       .execute();
-    return;
   }
-  await applyReceipt(tx, link.message_id, receipt.status, receipt.details, receipt.at.getTime());
+  await applyReceipts(tx, known);
 }
 
 /**
  * Receipts move a message forward only: SENT -> final. For a message sent in
  * parts, a failed part outweighs a delivered one; a final failure is kept.
+ * Set-based in rounds: each round takes the next receipt of every message (a
+ * message's receipts apply in the order they came) and is one UPDATE per
+ * kind of move plus one INSERT into status_log.
  */
-async function applyReceipt(tx: Transaction<Database>, messageId: string, status: MessageStatus, details: string, at: number) {
-  if (status === 'SENT') return;
-  const allowedFrom: MessageStatus[] = FINAL_FAILURES.includes(status) ? ['SENT', 'DELIVERED'] : ['SENT'];
-  const updated = await tx
-    .updateTable('messages')
-    .set({ status, status_details: details, status_at: at })
-    .where('id', '=', messageId)
-    .where('status', 'in', allowedFrom)
-    .executeTakeFirst();
-  if (Number(updated.numUpdatedRows) > 0) {
-    await tx.insertInto('status_log').values({ message_id: messageId, status, details, at }).execute();
+async function applyReceipts(tx: Transaction<Database>, receipts: Known[]) {
+  let rest = receipts.filter((r) => r.status !== 'SENT');
+  while (rest.length) {
+    const round = new Map<string, Known>();
+    const later: Known[] = [];
+    for (const r of rest) {
+      if (round.has(r.messageId)) later.push(r);
+      else round.set(r.messageId, r);
+    }
+    const moved: Known[] = [];
+    const [failures, deliveries] = partition([...round.values()], (r) => FINAL_FAILURES.includes(r.status));
+    if (failures.length) moved.push(...(await moveStatus(tx, failures, ['SENT', 'DELIVERED'])));
+    if (deliveries.length) moved.push(...(await moveStatus(tx, deliveries, ['SENT'])));
+    if (moved.length) {
+      await tx.insertInto('status_log').values(moved.map((r) => ({ message_id: r.messageId, status: r.status, details: r.details, at: r.at }))).execute();
+    }
+    rest = later;
   }
+}
+
+/** One UPDATE for receipts of distinct messages; returns those that moved their message. */
+async function moveStatus(tx: Transaction<Database>, receipts: Known[], from: MessageStatus[]): Promise<Known[]> {
+  const rows = sql.join(receipts.map((r) => sql`(${r.messageId}, ${r.status}, ${r.details}, cast(${r.at} as bigint))`));
+  const { rows: moved } = await sql<{ id: string }>`
+    update messages set status = v.column2, status_details = v.column3, status_at = v.column4
+    from (values ${rows}) as v
+    where messages.id = v.column1 and messages.status in (${sql.join(from)})
+    returning messages.id`.execute(tx);
+  const ids = new Set(moved.map((r) => r.id));
+  return receipts.filter((r) => ids.has(r.messageId));
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item));
+    if (list) list.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
 }
