@@ -55,6 +55,11 @@ const peakRssMb = (pid: number) => {
   return m ? Number(m[1]) / 1024 : NaN;
 };
 
+/** CPU seconds (user + system, all threads) a process has used: /proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s. */
+const cpuOf = (pid: number) => {
+  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
 const body = JSON.stringify({ receivers: [5511999998888], message: 'Benchmark message', route: 1 });
 
@@ -71,7 +76,9 @@ await post(gw.base, `/admin/accounts/${account.id}/routes`, { routeId: route.id 
 const { key } = await post(gw.base, `/admin/accounts/${account.id}/api-keys`, {}, admin);
 const headers = { 'x-api-key': key };
 await load(gw.base, headers, body); // warm-up
+const cpu0 = cpuOf(gw.pid);
 const real = await load(gw.base, headers, body);
+const cpuPerRequest = ((cpuOf(gw.pid) - cpu0) / Math.max(1, real.ok)) * 1e6;
 
 // Dispatch rate: messages handed to the simulator per second, from the carriers' timestamps.
 const db = new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
@@ -97,6 +104,7 @@ process.stdout.write(
     `  bare Fastify endpoint (baseline): ${fmt(baseline.rps)} req/s  p99 ${baseline.p99} ms`,
     `  gateway (durable accept):         ${fmt(real.rps)} req/s  p99 ${real.p99} ms  (${real.ok} accepted, ${real.non2xx} non-2xx, ${real.errors} errors)`,
     `  ratio gateway / baseline:         ${(real.rps / baseline.rps).toFixed(2)}  (target >= 0.70)`,
+    `  gateway CPU per accepted request: ${fmt(cpuPerRequest)} µs (accept and dispatch, all threads; less noisy than the rates on a shared machine)`,
     `  dispatch rate to the simulator:   ${fmt(dispatchRate)} msg/s (${span.n} messages)`,
     `  gateway peak RSS:                 ${rss.toFixed(0)} MB`,
     '',

@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { GroupCommitter } from './db/group-commit.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
+import { AccountRoutes } from './routing/account-routes.ts';
 import { acceptBatch, type AcceptInput, type AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
 import { writeOutcomes, type Outcome } from './dispatch/outcomes.ts';
@@ -21,6 +22,8 @@ export interface Core {
   log: Logger;
   db: Db;
   auth: KeyAuthenticator;
+  /** Each account's routes, cached a second (src/routing/account-routes.ts). */
+  routes: AccountRoutes;
   carriers: Map<string, Carrier>;
   simulator: SimulatorCarrier;
   dispatcher: Dispatcher;
@@ -55,7 +58,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   });
 
   const accepter = new GroupCommitter<AcceptInput, AcceptResult>(db.kysely, (tx, items) => acceptBatch(tx, db.dialect, items));
-  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, writeOutcomes);
+  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, (tx, items) => writeOutcomes(tx, db.dialect, items));
   const dispatcher = new Dispatcher(db.kysely, db.dialect, carriers, outcomes, log, {
     leaseMs: config.DISPATCH_LEASE_MS,
     batch: config.DISPATCH_BATCH,
@@ -101,6 +104,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     log,
     db,
     auth: new KeyAuthenticator(db.kysely),
+    routes: new AccountRoutes(db.kysely),
     carriers,
     simulator,
     dispatcher,

@@ -75,15 +75,19 @@ export function operator(core: Core) {
         if (problems.length) throw validation(problems);
         return createRoute(tx, { ...input, farePrice, replyFarePrice, fallbackRouteId });
       });
+      core.routes.invalidate();
       return operatorRoute(row);
     },
     /** Sets (or with null clears) an RCS route's SMS fallback route (src/rcs/fallback.ts). */
     async setRouteFallback(routeId: number, fallbackRouteId: number | null) {
-      return operatorRoute(await db.transaction().execute((tx) => setRouteFallback(tx, routeId, fallbackRouteId)));
+      const row = await db.transaction().execute((tx) => setRouteFallback(tx, routeId, fallbackRouteId));
+      core.routes.invalidate();
+      return operatorRoute(row);
     },
     async grantRoute(accountId: number, routeId: number) {
       await getAccount(db, accountId);
       await grantRoute(db, accountId, routeId);
+      core.routes.invalidate();
     },
     async createContactGroup(accountId: number, name: string, description: string | null, numbers: string[]) {
       return db.transaction().execute(async (tx) => {

@@ -2,6 +2,8 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, MessageStatus } from '../db/tables.ts';
 import type { Receipt, SubmitResult } from '../carriers/carrier.ts';
 import { fallBackToSms } from '../rcs/fallback.ts';
+import type { Dialect } from '../db/database.ts';
+import { insertRows, param, rowsText, runRaw } from '../db/bulk.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
@@ -29,7 +31,7 @@ export function retryDelayMs(attempts: number): number {
  * Results are written before receipts, so a receipt that came in the same
  * batch as its message's submit answer finds the carrier id.
  */
-export async function writeOutcomes(tx: Transaction<Database>, outcomes: Outcome[]): Promise<void[]> {
+export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, outcomes: Outcome[]): Promise<void[]> {
   const now = Date.now();
   const accepted: Accepted[] = [];
   const refused: Refused[] = [];
@@ -39,45 +41,53 @@ export async function writeOutcomes(tx: Transaction<Database>, outcomes: Outcome
     else if (o.result.ok) accepted.push({ connector: o.connector, messageId: o.messageId, carrierIds: o.result.carrierIds });
     else refused.push({ messageId: o.messageId, result: o.result, attempts: o.attempts });
   }
-  for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, accepted.slice(i, i + CHUNK), now);
+  for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, dialect, accepted.slice(i, i + CHUNK), now);
   for (const r of refused) await writeRefused(tx, r, now);
   for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
-    for (let i = 0; i < list.length; i += CHUNK) await writeReceipts(tx, connector, list.slice(i, i + CHUNK).map((r) => r.receipt));
+    for (let i = 0; i < list.length; i += CHUNK) await writeReceipts(tx, dialect, connector, list.slice(i, i + CHUNK).map((r) => r.receipt));
   }
   return outcomes.map(() => undefined);
 }
 
-async function writeAccepted(tx: Transaction<Database>, items: Accepted[], now: number) {
-  const rows = sql.join(items.map((a) => sql`(${a.messageId}, ${a.carrierIds[0] ?? null})`));
-  const { rows: updated } = await sql<{ id: string }>`
-    update messages set status = 'SENT', carrier_id = v.column2, sent_at = ${now}, status_at = ${now}, status_details = null, lease_owner = null
-    from (values ${rows}) as v
+async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items: Accepted[], now: number) {
+  const p = (k: number) => param(dialect, k);
+  const updated = await runRaw<{ id: string }>(
+    tx,
+    `update messages set status = 'SENT', carrier_id = v.column2, sent_at = ${p(1)}, status_at = ${p(2)}, status_details = null, lease_owner = null
+    from (values ${rowsText(dialect, items.length, 2, 2)}) as v
     where messages.id = v.column1 and messages.status = 'SENDING'
-    returning messages.id`.execute(tx);
+    returning messages.id`,
+    [now, now, ...items.flatMap((a) => [a.messageId, a.carrierIds[0] ?? null])],
+  );
   if (updated.length === 0) return;
   const written = new Set(updated.map((r) => r.id));
   const sent = items.filter((a) => written.has(a.messageId));
-  await tx.insertInto('status_log').values(sent.map((a) => ({ message_id: a.messageId, status: 'SENT' as const, details: null, at: now }))).execute();
+  await insertRows(tx, dialect, 'status_log', ['message_id', 'status', 'details', 'at'], sent.map((a) => ({ message_id: a.messageId, status: 'SENT', details: null, at: now })));
 
   // One row per (connector, carrier id): a carrier repeating an id points it at the latest message.
   const links = new Map<string, { connector: string; carrier_id: string; message_id: string }>();
   for (const a of sent) for (const id of a.carrierIds) links.set(`${a.connector}\u0000${id}`, { connector: a.connector, carrier_id: id, message_id: a.messageId });
   if (links.size === 0) return;
-  await tx
-    .insertInto('carrier_ids')
-    .values([...links.values()])
-    .onConflict((oc) => oc.columns(['connector', 'carrier_id']).doUpdateSet((eb) => ({ message_id: eb.ref('excluded.message_id') })))
-    .execute();
+  const list = [...links.values()];
+  await runRaw(
+    tx,
+    `insert into carrier_ids (connector, carrier_id, message_id) values ${rowsText(dialect, list.length, 3)}
+    on conflict (connector, carrier_id) do update set message_id = excluded.message_id`,
+    list.flatMap((l) => [l.connector, l.carrier_id, l.message_id]),
+  );
 
-  // Receipts that overtook the submit response wait in pending_receipts (SMPP allows it).
-  for (const [connector, list] of groupBy([...links.values()], (l) => l.connector)) {
-    const ids = list.map((l) => l.carrier_id);
+  // Receipts that overtook the submit response wait in pending_receipts (SMPP allows it); mostly there are none.
+  const waiting = await runRaw(tx, 'select 1 from pending_receipts limit 1', []);
+  if (waiting.length === 0) return;
+  for (const [connector, ofConnector] of groupBy(list, (l) => l.connector)) {
+    const ids = ofConnector.map((l) => l.carrier_id);
     const early = await tx.selectFrom('pending_receipts').selectAll().where('connector', '=', connector).where('carrier_id', 'in', ids).orderBy('received_at').execute();
     if (early.length === 0) continue;
     await tx.deleteFrom('pending_receipts').where('connector', '=', connector).where('carrier_id', 'in', ids).execute();
-    const messageOf = new Map(list.map((l) => [l.carrier_id, l.message_id]));
+    const messageOf = new Map(ofConnector.map((l) => [l.carrier_id, l.message_id]));
     await applyReceipts(
       tx,
+      dialect,
       early.map((r) => ({ messageId: messageOf.get(r.carrier_id) ?? '', status: r.status as MessageStatus, details: r.details, at: r.received_at })),
     );
   }
@@ -113,9 +123,14 @@ export async function refund(tx: Transaction<Database>, accountId: number, amoun
 }
 
 /** Receipts of one connector: matched to their messages by carrier id; the others wait for their submit answer. */
-async function writeReceipts(tx: Transaction<Database>, connector: string, receipts: Receipt[]) {
+async function writeReceipts(tx: Transaction<Database>, dialect: Dialect, connector: string, receipts: Receipt[]) {
   const ids = [...new Set(receipts.map((r) => r.carrierId))];
-  const links = await tx.selectFrom('carrier_ids').select(['carrier_id', 'message_id']).where('connector', '=', connector).where('carrier_id', 'in', ids).execute();
+  const links = await runRaw<{ carrier_id: string; message_id: string }>(
+    tx,
+    `select c.carrier_id, c.message_id from (values ${rowsText(dialect, ids.length, 1)}) as v
+    join carrier_ids c on c.connector = ${param(dialect, ids.length + 1)} and c.carrier_id = v.column1`,
+    [...ids, connector],
+  );
   const messageOf = new Map(links.map((l) => [l.carrier_id, l.message_id]));
   const known: Known[] = [];
   const unknown: Receipt[] = [];
@@ -130,7 +145,7 @@ async function writeReceipts(tx: Transaction<Database>, connector: string, recei
       .values(unknown.map((r) => ({ connector, carrier_id: r.carrierId, status: r.status, details: r.details, received_at: r.at.getTime() })))
       .execute();
   }
-  await applyReceipts(tx, known);
+  await applyReceipts(tx, dialect, known);
 }
 
 /**
@@ -140,7 +155,7 @@ async function writeReceipts(tx: Transaction<Database>, connector: string, recei
  * message's receipts apply in the order they came) and is one UPDATE per
  * kind of move plus one INSERT into status_log.
  */
-async function applyReceipts(tx: Transaction<Database>, receipts: Known[]) {
+async function applyReceipts(tx: Transaction<Database>, dialect: Dialect, receipts: Known[]) {
   let rest = receipts.filter((r) => r.status !== 'SENT');
   while (rest.length) {
     const round = new Map<string, Known>();
@@ -151,23 +166,23 @@ async function applyReceipts(tx: Transaction<Database>, receipts: Known[]) {
     }
     const moved: Known[] = [];
     const [failures, deliveries] = partition([...round.values()], (r) => FINAL_FAILURES.includes(r.status));
-    if (failures.length) moved.push(...(await moveStatus(tx, failures, ['SENT', 'DELIVERED'])));
-    if (deliveries.length) moved.push(...(await moveStatus(tx, deliveries, ['SENT'])));
-    if (moved.length) {
-      await tx.insertInto('status_log').values(moved.map((r) => ({ message_id: r.messageId, status: r.status, details: r.details, at: r.at }))).execute();
-    }
+    if (failures.length) moved.push(...(await moveStatus(tx, dialect, failures, "'SENT', 'DELIVERED'")));
+    if (deliveries.length) moved.push(...(await moveStatus(tx, dialect, deliveries, "'SENT'")));
+    await insertRows(tx, dialect, 'status_log', ['message_id', 'status', 'details', 'at'], moved.map((r) => ({ message_id: r.messageId, status: r.status, details: r.details, at: r.at })));
     rest = later;
   }
 }
 
 /** One UPDATE for receipts of distinct messages; returns those that moved their message. */
-async function moveStatus(tx: Transaction<Database>, receipts: Known[], from: MessageStatus[]): Promise<Known[]> {
-  const rows = sql.join(receipts.map((r) => sql`(${r.messageId}, ${r.status}, ${r.details}, cast(${r.at} as bigint))`));
-  const { rows: moved } = await sql<{ id: string }>`
-    update messages set status = v.column2, status_details = v.column3, status_at = v.column4
-    from (values ${rows}) as v
-    where messages.id = v.column1 and messages.status in (${sql.join(from)})
-    returning messages.id`.execute(tx);
+async function moveStatus(tx: Transaction<Database>, dialect: Dialect, receipts: Known[], from: string): Promise<Known[]> {
+  const moved = await runRaw<{ id: string }>(
+    tx,
+    `update messages set status = v.column2, status_details = v.column3, status_at = v.column4
+    from (values ${rowsText(dialect, receipts.length, 4, 0, [null, null, null, 'bigint'])}) as v
+    where messages.id = v.column1 and messages.status in (${from})
+    returning messages.id`,
+    receipts.flatMap((r) => [r.messageId, r.status, r.details, r.at]),
+  );
   const ids = new Set(moved.map((r) => r.id));
   return receipts.filter((r) => ids.has(r.messageId));
 }

@@ -4,6 +4,18 @@ import type { Database, NewMessage, RouteRow } from '../db/tables.ts';
 import { DomainError } from '../shared/errors.ts';
 import { fromMicros } from '../billing/money.ts';
 import { lockBalances } from '../billing/ledger.ts';
+import { insertRows } from '../db/bulk.ts';
+
+const REQUEST_COLUMNS = ['id', 'account_id', 'route_id', 'channel', 'product', 'content', 'tag', 'custom', 'sender', 'source', 'message_count', 'cost', 'schedule_at', 'created_at'] as const;
+const MESSAGE_COLUMNS = [
+  'id', 'account_id', 'request_id', 'route_id', 'connector', 'channel', 'receiver', 'content', 'payload', 'segments', 'cost', 'status', 'status_details',
+  'tag', 'custom', 'sender', 'created_at', 'schedule_at', 'due_at', 'lease_owner', 'attempts', 'sent_at', 'carrier_id', 'status_at',
+] as const;
+const LEDGER_COLUMNS = ['account_id', 'amount', 'reason', 'request_id', 'created_at'] as const;
+// A column added to messages or requests must be added above too (the compiler says so here).
+type Unlisted<Row, Listed extends readonly unknown[]> = Exclude<keyof Row, Listed[number]>;
+const everyColumn: [Unlisted<NewMessage, typeof MESSAGE_COLUMNS> | Unlisted<Database['requests'], typeof REQUEST_COLUMNS>] extends [never] ? true : never = true;
+void everyColumn;
 
 /** One message of a request, already validated and priced in segments. */
 export interface AcceptItem {
@@ -59,7 +71,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   const blocked = await blockedSet(tx, inputs);
 
   const requests: Database['requests'][] = [];
-  const messages: NewMessage[] = [];
+  const messages: Required<NewMessage>[] = [];
   const ledger: { account_id: number; amount: number; reason: string; request_id: string; created_at: number }[] = [];
   const debits = new Map<number, number>();
   const outcomes: (AcceptResult | Error)[] = [];
@@ -136,9 +148,9 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     outcomes.push({ requestId, credits, cost, messages: input.items.length, blocked: blockedCount });
   }
 
-  for (let i = 0; i < requests.length; i += 500) await tx.insertInto('requests').values(requests.slice(i, i + 500)).execute();
-  for (let i = 0; i < messages.length; i += 500) await tx.insertInto('messages').values(messages.slice(i, i + 500)).execute();
-  if (ledger.length) await tx.insertInto('ledger').values(ledger).execute();
+  await insertRows(tx, dialect, 'requests', REQUEST_COLUMNS, requests);
+  await insertRows(tx, dialect, 'messages', MESSAGE_COLUMNS, messages);
+  await insertRows(tx, dialect, 'ledger', LEDGER_COLUMNS, ledger);
   for (const [accountId, amount] of debits) {
     if (amount > 0) await tx.updateTable('accounts').set({ balance: sql`balance - ${amount}` }).where('id', '=', accountId).execute();
   }

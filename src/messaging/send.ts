@@ -1,10 +1,10 @@
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import type { Principal } from '../accounts/api-keys.ts';
-import { getAccountRoute, listAccountRoutes } from '../routing/routes.ts';
+import type { AccountRoutes } from '../routing/account-routes.ts';
 import { groupPhones } from '../contacts/groups.ts';
 import { normalizeInternational } from '../shared/phone.ts';
-import { notFound, validation } from '../shared/errors.ts';
+import { validation } from '../shared/errors.ts';
 import { parseScheduleDate } from './schedule.ts';
 
 /** Receivers a single request may reach, after contact groups are expanded. */
@@ -28,7 +28,7 @@ export interface ResolvedTargeting {
  * caller gets every problem in one answer, expands contact groups, and
  * de-duplicates receivers (one message per receiver and request).
  */
-export async function resolveTargeting(db: Executor, principal: Principal, input: Targeting, channel: 'SMS' | 'RCS'): Promise<ResolvedTargeting> {
+export async function resolveTargeting(db: Executor, routes: AccountRoutes, principal: Principal, input: Targeting, channel: 'SMS' | 'RCS'): Promise<ResolvedTargeting> {
   const problems: string[] = [];
   const receivers: string[] = [];
   (input.receivers ?? []).forEach((value, i) => {
@@ -49,7 +49,7 @@ export async function resolveTargeting(db: Executor, principal: Principal, input
   }
   if (problems.length) throw validation(problems);
 
-  const route = routeId !== null ? await getAccountRoute(db, principal.accountId, routeId) : await defaultRoute(db, principal.accountId, channel);
+  const route = routeId !== null ? await routes.get(principal.accountId, routeId) : await routes.first(principal.accountId, channel);
   if (route.channel !== channel) throw validation([`route: route ${route.id} is an ${route.channel} route; use an ${channel} route from GET /routes`]);
 
   const groupIds = (input.contactGroups ?? []).map((g) => (typeof g === 'number' ? g : g.id));
@@ -58,11 +58,4 @@ export async function resolveTargeting(db: Executor, principal: Principal, input
   if (unique.length === 0) throw validation(['receivers: give at least one receiver or a contact group with contacts']);
   if (unique.length > MAX_RECEIVERS) throw validation([`receivers: at most ${MAX_RECEIVERS} receivers per request (got ${unique.length})`]);
   return { receivers: unique, route, scheduleAt };
-}
-
-/** Without `route`, the account's first route of the channel is used. */
-async function defaultRoute(db: Executor, accountId: number, channel: 'SMS' | 'RCS'): Promise<RouteRow> {
-  const route = (await listAccountRoutes(db, accountId)).find((r) => r.channel === channel);
-  if (!route) throw notFound(`An ${channel} route for this account`);
-  return route;
 }

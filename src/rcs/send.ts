@@ -33,7 +33,7 @@ export async function sendRcs(core: Core, media: MediaStore, principal: Principa
   const problems = contentProblems(content);
   let target: ResolvedTargeting;
   try {
-    target = await resolveTargeting(core.db.kysely, principal, input, 'RCS');
+    target = await resolveTargeting(core.db.kysely, core.routes, principal, input, 'RCS');
   } catch (err) {
     if (err instanceof DomainError && err.code === 'VALIDATION' && problems.length) throw validation([...err.details, ...problems]);
     throw err;

@@ -75,19 +75,6 @@ export async function listAccountRoutes(db: Executor, accountId: number): Promis
     .execute();
 }
 
-/** The route if the account may use it; NOT_FOUND otherwise (no hint that it exists for others). */
-export async function getAccountRoute(db: Executor, accountId: number, routeId: number): Promise<RouteRow> {
-  const row = await db
-    .selectFrom('routes')
-    .innerJoin('account_routes', 'account_routes.route_id', 'routes.id')
-    .selectAll('routes')
-    .where('account_routes.account_id', '=', accountId)
-    .where('routes.id', '=', routeId)
-    .executeTakeFirst();
-  if (!row) throw notFound(`Route ${routeId}`);
-  return row;
-}
-
 /** Spec 2.3. */
 export function publicRoute(row: RouteRow) {
   return {

@@ -9,10 +9,18 @@ export function normalizeInternational(value: string | number): string | null {
   const text = typeof value === 'number' ? (Number.isSafeInteger(value) && value > 0 ? String(value) : '') : value.trim();
   const digits = text.replace(/^\+/, '');
   if (!/^\d{8,15}$/.test(digits)) return null;
+  const known = possible.get(digits);
+  if (known !== undefined) return known ? digits : null;
   const parsed = parsePhoneNumberFromString(`+${digits}`);
-  if (!parsed || !parsed.isPossible()) return null;
-  return digits;
+  const ok = parsed !== undefined && parsed.isPossible();
+  // Campaigns send to the same numbers again and again: parsing costs more than the rest of a send's checks.
+  if (possible.size >= 100_000) possible.clear();
+  possible.set(digits, ok);
+  return ok ? digits : null;
 }
+
+/** Digits -> whether they are a possible international number; bounded. */
+const possible = new Map<string, boolean>();
 
 /**
  * Brazilian numbers given as area code + number (legacy interface, child

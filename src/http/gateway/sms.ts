@@ -68,7 +68,7 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
     },
     async (request, reply) => {
       const body = request.body;
-      const target = await resolveTargeting(db, request.principal, body, 'SMS');
+      const target = await resolveTargeting(db, core.routes, request.principal, body, 'SMS');
       const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [body.message]);
       const message = shortened.texts[0] ?? body.message;
       const segments = chargedSegments(message);
@@ -112,7 +112,7 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
         }
       });
       if (problems.length) throw validation(problems);
-      const target = await resolveTargeting(db, request.principal, { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] }, 'SMS');
+      const target = await resolveTargeting(db, core.routes, request.principal, { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] }, 'SMS');
       const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [...items.values()].map((item) => item.content));
       const finalItems = [...items.values()].map((item, i) => {
         const content = shortened.texts[i] ?? item.content;

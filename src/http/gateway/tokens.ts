@@ -56,7 +56,7 @@ export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }
     async (request, reply) => {
       const body = request.body;
       const phone = phoneOf(body.phoneNumber);
-      const { route } = await resolveTargeting(db, request.principal, { receivers: [phone], route: body.route }, 'SMS');
+      const { route } = await resolveTargeting(db, core.routes, request.principal, { receivers: [phone], route: body.route }, 'SMS');
       const token = await createToken({ db, accept: (input) => core.accept(input) }, request.principal.accountId, route, {
         phone,
         prefix: body.prefix ?? null,
