@@ -10,6 +10,7 @@ import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
 import { rcsPublicRoutes } from './rcs/public-routes.ts';
+import { openMediaStorage } from './rcs/storage.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -22,6 +23,8 @@ export interface AppOptions {
  * (server.ts) and the tests (app.inject) both use it.
  */
 export async function buildApp(core: Core, options: AppOptions): Promise<FastifyInstance> {
+  // RCS media: written by the sends, read by the public /media route.
+  const mediaStorage = await openMediaStorage(core.config);
   const app = Fastify({
     loggerInstance: options.logger === false ? undefined : (core.log as FastifyBaseLogger),
     ...(options.logger === false ? { logger: false } : {}),
@@ -77,7 +80,8 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
   await app.register(legacyPlugin, { prefix: '/api/v2', core });
   // Public (no API key), so outside the gateway plugin and its key check.
   await app.register(shortLinkRedirect, { core });
-  await app.register(rcsPublicRoutes, { core });
-  await app.register(gatewayPlugin, { core });
+  await app.register(rcsPublicRoutes, { core, mediaStorage });
+  await app.register(gatewayPlugin, { core, mediaStorage });
+  app.addHook('onClose', () => mediaStorage.close());
   return app;
 }

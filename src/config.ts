@@ -60,6 +60,19 @@ export const ConfigSchema = Type.Object({
   RCS_MEDIA_MAX_BYTES: Type.Integer({ minimum: 1024, default: 10_485_760 }),
   /** Time limit of one RCS media fetch at accept time. */
   RCS_MEDIA_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
+  // --- RCS media in an S3-compatible bucket instead of GATEWAY_DATA_DIR/media (docs/rcs.md) ---
+  /** Bucket of RCS media; when unset, media stays in the data directory. */
+  MEDIA_S3_BUCKET: Type.Optional(Type.String({ pattern: '^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$' })),
+  /** Endpoint of an S3-compatible service (MinIO, Ceph, R2...), addressed path-style; when unset, AWS S3. */
+  MEDIA_S3_ENDPOINT: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$' })),
+  MEDIA_S3_REGION: Type.String({ minLength: 1, default: 'us-east-1' }),
+  /** Key prefix of media objects, e.g. rcs/ (objects are <prefix><sha256>.<ext>). */
+  MEDIA_S3_PREFIX: Type.Optional(Type.String({ pattern: '^[^\\s]*$' })),
+  /** Bucket credentials (both or neither); when unset, the standard AWS_* variables and credential chain. */
+  MEDIA_S3_ACCESS_KEY_ID: Type.Optional(Type.String({ minLength: 1 })),
+  MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** Public base URL of the bucket (carriers fetch <base>/<prefix><name> directly); when unset, the gateway serves /media/<name> from the bucket. */
+  MEDIA_S3_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*[^\\s?#/])?$' })),
 });
 
 export type Config = Static<typeof ConfigSchema>;

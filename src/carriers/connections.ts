@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Logger } from 'pino';
 import type { Carrier } from './carrier.ts';
 import { SmppCarrier } from './smpp/connector.ts';
 import { RbmCarrier } from './rbm/connector.ts';
+import { parseServiceAccount, type ServiceAccountKey } from './rbm/auth.ts';
 import { ConfigError } from '../config.ts';
 
 /**
@@ -43,13 +45,21 @@ const SmppConnection = Type.Object(
   { additionalProperties: false },
 );
 
-/** An RCS Business Messaging agent (docs/rcs.md); secrets by environment variable name. */
+/**
+ * An RCS Business Messaging agent (docs/rcs.md); secrets by environment
+ * variable name or key file. Exactly one credential: a static token
+ * (`tokenEnv`), or a service-account key (`serviceAccountFile`, or its JSON
+ * in `serviceAccountEnv`) that mints tokens.
+ */
+const RBM_CREDENTIALS = ['tokenEnv', 'serviceAccountFile', 'serviceAccountEnv'] as const;
 const RbmConnection = Type.Object(
   {
     name: Type.String({ pattern: '^[a-z0-9][a-z0-9_-]{0,39}$', description: 'routes name it in `connector`' }),
     baseUrl: Type.String({ pattern: '^https?://' }),
     agentId: Type.String({ minLength: 1 }),
-    tokenEnv: Type.String({ minLength: 1 }),
+    tokenEnv: Type.Optional(Type.String({ minLength: 1 })),
+    serviceAccountFile: Type.Optional(Type.String({ minLength: 1, description: 'relative to the carriers file' })),
+    serviceAccountEnv: Type.Optional(Type.String({ minLength: 1 })),
     webhookSecretEnv: Type.String({ minLength: 1 }),
     concurrency: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     timeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
@@ -70,8 +80,17 @@ export function readCarriersFile(path: string): CarriersFileContent {
     throw new ConfigError(`GATEWAY_CARRIERS_FILE=${path}: cannot read it as JSON (${(err as Error).message})`);
   }
   const errors = [...Value.Errors(CarriersFile, raw)].map((e) => `  ${e.path || '/'}: ${e.message}`);
+  const file = raw as CarriersFileContent;
+  if (!errors.length) {
+    (file.rbm ?? []).forEach((c, i) => {
+      const given = RBM_CREDENTIALS.filter((k) => c[k] !== undefined);
+      if (given.length !== 1) errors.push(`  /rbm/${i}: give exactly one of ${RBM_CREDENTIALS.join(', ')} (${given.length ? `found ${given.join(' and ')}` : 'found none'})`);
+    });
+  }
   if (errors.length) throw new ConfigError(`GATEWAY_CARRIERS_FILE=${path} is invalid:\n${errors.join('\n')}`);
-  return raw as CarriersFileContent;
+  // A key file named relative to the carriers file is found beside it, wherever the gateway is started from.
+  for (const c of file.rbm ?? []) if (c.serviceAccountFile) c.serviceAccountFile = resolve(dirname(path), c.serviceAccountFile);
+  return file;
 }
 
 /** Builds the configured carrier connections. */
@@ -86,11 +105,39 @@ export function buildCarriers(file: CarriersFileContent, env: Record<string, str
 
 function buildRbmCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
   return (file.rbm ?? []).map((c) => {
-    const { tokenEnv, webhookSecretEnv, ...options } = c;
-    const token = env[tokenEnv];
+    const { tokenEnv, serviceAccountFile, serviceAccountEnv, webhookSecretEnv, ...options } = c;
     const webhookSecret = env[webhookSecretEnv];
-    if (token === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${tokenEnv} (its API token) is not set`);
     if (webhookSecret === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${webhookSecretEnv} (its webhook secret) is not set`);
-    return new RbmCarrier({ ...options, token, webhookSecret, logger: log.child({ carrier: c.name }) });
+    const logger = log.child({ carrier: c.name });
+    if (tokenEnv !== undefined) {
+      const token = env[tokenEnv];
+      if (token === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${tokenEnv} (its API token) is not set`);
+      return new RbmCarrier({ ...options, token, webhookSecret, logger });
+    }
+    return new RbmCarrier({ ...options, serviceAccount: serviceAccountOf(c.name, serviceAccountFile, serviceAccountEnv, env), webhookSecret, logger });
   });
+}
+
+/** The service-account key of a connection, read and checked at start (the private key is parsed here, not at the first send). */
+function serviceAccountOf(name: string, path: string | undefined, envName: string | undefined, env: Record<string, string | undefined>): ServiceAccountKey {
+  let json: string;
+  let where: string;
+  if (path !== undefined) {
+    where = `serviceAccountFile ${path}`;
+    try {
+      json = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`RBM connection "${name}": cannot read ${where} (${(err as Error).message})`);
+    }
+  } else {
+    where = `environment variable ${envName} (serviceAccountEnv)`;
+    const value = envName === undefined ? undefined : env[envName];
+    if (value === undefined) throw new ConfigError(`RBM connection "${name}": ${where}, its service-account key JSON, is not set`);
+    json = value;
+  }
+  try {
+    return parseServiceAccount(json);
+  } catch (err) {
+    throw new ConfigError(`RBM connection "${name}": ${where} is not a usable service-account key: ${(err as Error).message}`);
+  }
 }

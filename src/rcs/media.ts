@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import sharp from 'sharp';
+import type { Logger } from 'pino';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
+import { DomainError } from '../shared/errors.ts';
 import type { RcsMedia } from './payload.ts';
+import type { MediaStorage } from './storage.ts';
 
 /**
  * RCS media: files and card images named by URL in a send are fetched at
  * accept time through the SSRF-safe client, checked, stored under their
- * sha256 in GATEWAY_DATA_DIR/media and sent to the carrier as our own URL
- * (GET /media/:name). Card images are decoded and re-encoded to fit the
- * card limits, so a carrier never sees the client's original.
+ * sha256 (data directory or bucket, src/rcs/storage.ts) and sent to the
+ * carrier as our own URL (GET /media/:name, or the bucket's public URL).
+ * Card images are decoded and re-encoded to fit the card limits, so a
+ * carrier never sees the client's original.
  */
 
 /** File types RCS Business Messaging accepts in a file message. */
@@ -45,22 +47,19 @@ export const contentTypeOfName = (name: string): string | null => {
 };
 
 export interface MediaOptions {
-  dataDir: string;
   /** Public base of our media URLs, without a trailing slash (…/media/<name> is appended). */
   publicBase: string;
   maxBytes: number;
   timeoutMs: number;
+  log: Logger;
 }
 
 export class MediaStore {
-  readonly dir: string;
-
   constructor(
     private readonly fetcher: SafeFetcher,
+    private readonly storage: MediaStorage,
     private readonly options: MediaOptions,
-  ) {
-    this.dir = join(options.dataDir, 'media');
-  }
+  ) {}
 
   /** A file message's file: any RBM file type, stored as is. Returns the problem's text instead when it can't be used. */
   async file(url: string): Promise<RcsMedia | string> {
@@ -76,6 +75,7 @@ export class MediaStore {
     const got = await this.download(url);
     if (typeof got === 'string') return got;
     if (!IMAGE_TYPES.has(got.contentType)) return `the image at ${url} is ${got.contentType || 'of no declared type'}; a card image must be JPEG, PNG, GIF or WebP`;
+    let encoded: { data: Buffer; info: { width: number; height: number }; png: boolean };
     try {
       const image = sharp(got.body, { limitInputPixels: MAX_INPUT_PIXELS, animated: false }).rotate();
       const meta = await image.metadata();
@@ -83,11 +83,13 @@ export class MediaStore {
       const png = meta.format === 'png';
       const resized = image.resize({ width: CARD_IMAGE_MAX_PX, height: CARD_IMAGE_MAX_PX, fit: 'inside', withoutEnlargement: true });
       const { data, info } = await (png ? resized.png({ compressionLevel: 9 }) : resized.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
-      const media = await this.store(data, png ? 'image/png' : 'image/jpeg', png ? 'png' : 'jpg', url);
-      return { ...media, width: info.width, height: info.height };
+      encoded = { data, info, png };
     } catch (err) {
       return `the file at ${url} is not a readable image (${err instanceof Error ? err.message : String(err)})`;
     }
+    // Outside the try: a storage failure is ours (503), not a problem of the client's image.
+    const media = await this.store(encoded.data, encoded.png ? 'image/png' : 'image/jpeg', encoded.png ? 'png' : 'jpg', url);
+    return { ...media, width: encoded.info.width, height: encoded.info.height };
   }
 
   private async download(url: string): Promise<{ body: Buffer; contentType: string } | string> {
@@ -105,18 +107,21 @@ export class MediaStore {
     }
   }
 
-  /** Content-addressed: the same bytes are stored once; the write is atomic (temp file, rename). */
+  /**
+   * Content-addressed: the same bytes are stored once. Storage that fails
+   * (a bucket unreachable, a full disk) refuses the send with 503 before
+   * anything is queued or charged: the client may try again later.
+   */
   private async store(data: Buffer, contentType: string, ext: string, sourceUrl: string): Promise<RcsMedia> {
     const sha256 = createHash('sha256').update(data).digest('hex');
     const name = `${sha256}.${ext}`;
-    const path = join(this.dir, name);
-    await mkdir(this.dir, { recursive: true });
-    const exists = await stat(path).then(() => true, () => false);
-    if (!exists) {
-      const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-      await writeFile(tmp, data);
-      await rename(tmp, path);
+    try {
+      await this.storage.putIfAbsent(name, data, contentType);
+    } catch (err) {
+      this.options.log.error({ err, name }, 'RCS media storage failed');
+      throw new DomainError('UNAVAILABLE', 'The media storage is unavailable; nothing was sent or charged. Try again later.');
     }
-    return { url: `${this.options.publicBase}/media/${name}`, sha256, contentType, bytes: data.length, sourceUrl };
+    const url = this.storage.publicUrl(name) ?? `${this.options.publicBase}/media/${name}`;
+    return { url, sha256, contentType, bytes: data.length, sourceUrl };
   }
 }

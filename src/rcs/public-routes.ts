@@ -1,11 +1,9 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config.ts';
 import type { Core } from '../core.ts';
 import { MEDIA_NAME, contentTypeOfName } from './media.ts';
+import type { MediaStorage } from './storage.ts';
 import { rbmEventRoute } from '../carriers/rbm/events-route.ts';
 
 /** Base of our own public URLs (media); GATEWAY_PUBLIC_URL or http://localhost:PORT. */
@@ -15,22 +13,30 @@ const MediaParams = Type.Object({ name: Type.String() });
 
 /**
  * Public routes of RCS, outside the gateway plugin (no API key): the stored
- * media carriers and handsets fetch, and the signed event endpoint of RBM
+ * media carriers and handsets fetch (from the data directory or the bucket,
+ * the same answer either way), and the signed event endpoint of RBM
  * connections.
  */
-export async function rcsPublicRoutes(app: FastifyInstance, { core }: { core: Core }) {
-  const dir = join(core.config.GATEWAY_DATA_DIR, 'media');
+export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage }: { core: Core; mediaStorage: MediaStorage }) {
   app.get<{ Params: Static<typeof MediaParams> }>('/media/:name', { schema: { hide: true, params: MediaParams } }, async (request, reply) => {
     const { name } = request.params;
     const type = MEDIA_NAME.test(name) ? contentTypeOfName(name) : null;
-    const info = type ? await stat(join(dir, name)).catch(() => null) : null;
-    if (!type || !info?.isFile()) return reply.status(404).type('text/plain').send('Not found');
+    if (!type) return reply.status(404).type('text/plain').send('Not found');
+    let object: Awaited<ReturnType<MediaStorage['get']>>;
+    try {
+      object = await mediaStorage.get(name);
+    } catch (err) {
+      request.log.error({ err, name }, 'RCS media storage failed');
+      return reply.status(503).header('retry-after', '30').type('text/plain').send('Media storage unavailable');
+    }
+    if (!object) return reply.status(404).type('text/plain').send('Not found');
+    // The type comes from the name (our own extension), never from what the storage says.
     return reply
       .type(type)
-      .header('content-length', info.size)
+      .header('content-length', object.size)
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('x-content-type-options', 'nosniff')
-      .send(createReadStream(join(dir, name)));
+      .send(object.body);
   });
   await app.register(rbmEventRoute, { core });
 }

@@ -11,7 +11,9 @@ export type ErrorCode =
   | 'CONFLICT'
   | 'NOT_CANCELLABLE'
   | 'PAYLOAD_TOO_LARGE'
-  | 'RATE_LIMITED';
+  | 'RATE_LIMITED'
+  /** A service the operation needs is down (e.g. RCS media storage): retry later; nothing was done. */
+  | 'UNAVAILABLE';
 
 export class DomainError extends Error {
   constructor(

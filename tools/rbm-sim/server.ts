@@ -1,18 +1,27 @@
 /**
  * An RCS Business Messaging platform simulator: the v1 agent API subset the
- * RBM connector speaks (capabilities, agentMessages) and the agent webhook
- * (DELIVERED and READ events, user replies), signed like RBM signs them.
- * Receivers ending in 0009 have no RCS capability (404).
+ * RBM connector speaks (capabilities, agentMessages), the OAuth token
+ * endpoint of service accounts (POST /token, tools/rbm-sim/token.ts) and the
+ * agent webhook (DELIVERED and READ events, user replies), signed like RBM
+ * signs them. Receivers ending in 0009 have no RCS capability (404).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SIGNATURE_HEADER, signBody, type RbmAgentMessage, type RbmCardContent } from '../../src/carriers/rbm/wire.ts';
+import { IssuedTokens, checkGrant, type SimServiceAccount } from './token.ts';
 
 export interface RbmSimOptions {
   port?: number;
   host?: string;
-  token: string;
+  /** A static bearer token the agent API accepts (besides the tokens it issued). */
+  token?: string;
+  /** The service account POST /token mints tokens for. */
+  serviceAccount?: SimServiceAccount;
+  /** Lifetime of issued tokens, in seconds (expires_in). Default 3600. */
+  tokenLifetimeS?: number;
+  /** The `aud` assertions must name. Default: this simulator's /token URL. */
+  audience?: string;
   /** Shared secret the events are signed with. */
   secret: string;
   /** Where events go (the gateway's POST /rbm/events/:connector); can be set later. */
@@ -62,18 +71,31 @@ export function agentMessageProblems(body: unknown): string[] {
 
 export class RbmSim {
   readonly received: ReceivedMessage[] = [];
+  readonly tokens = new IssuedTokens();
+  /** Agent API calls refused for their bearer token (401). */
+  unauthorized = 0;
+  /** Lifetime of the tokens issued from now on, in seconds. */
+  tokenLifetimeS: number;
+  /** When set, POST /token answers this HTTP status (an outage of the token service). */
+  tokenOutage: number | null = null;
   webhookUrl: string | null;
   private server: Server | null = null;
   private timers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly options: RbmSimOptions) {
     this.webhookUrl = options.webhookUrl ?? null;
+    this.tokenLifetimeS = options.tokenLifetimeS ?? 3600;
   }
 
   get url(): string {
     const address = this.server?.address() as AddressInfo | null;
     if (!address) throw new Error('the RBM simulator is not listening');
     return `http://${this.options.host ?? '127.0.0.1'}:${address.port}`;
+  }
+
+  /** The token endpoint: a service-account key's token_uri. */
+  get tokenUrl(): string {
+    return `${this.url}/token`;
   }
 
   async start(): Promise<this> {
@@ -105,7 +127,11 @@ export class RbmSim {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.headers.authorization !== `Bearer ${this.options.token}`) return json(res, 401, { error: { code: 401, message: 'bad token', status: 'UNAUTHENTICATED' } });
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === '/token') return this.token(req, res);
+    if (!this.authorized(req.headers.authorization)) {
+      this.unauthorized++;
+      return json(res, 401, { error: { code: 401, message: 'Request had invalid authentication credentials.', status: 'UNAUTHENTICATED' } });
+    }
     const url = new URL(req.url ?? '/', 'http://sim');
     url.pathname = decodeURIComponent(url.pathname);
     const match = /^\/v1\/phones\/(\+\d{8,15})\/(capabilities|agentMessages)$/.exec(url.pathname);
@@ -132,6 +158,24 @@ export class RbmSim {
     this.later(phone, messageId, 'DELIVERED', 1);
     this.later(phone, messageId, 'READ', 2);
     return json(res, 200, { name: `phones/${phone}/agentMessages/${messageId}`, sendTime: new Date().toISOString(), ...(body as object) });
+  }
+
+  private authorized(header: string | undefined): boolean {
+    const token = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : null;
+    if (!token) return false;
+    return (this.options.token !== undefined && token === this.options.token) || this.tokens.valid(token);
+  }
+
+  /** POST /token: the JWT bearer grant of service accounts. */
+  private async token(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.tokenOutage !== null) return json(res, this.tokenOutage, { error: 'internal_failure', error_description: 'the token service is down (simulated)' });
+    const account = this.options.serviceAccount;
+    if (!account) return json(res, 400, { error: 'invalid_grant', error_description: 'no service account is configured in the simulator' });
+    const form = new URLSearchParams(await readBody(req));
+    const refusal = checkGrant(form, account, this.options.audience ?? this.tokenUrl);
+    if (refusal) return json(res, refusal.status, { error: refusal.error, error_description: refusal.description });
+    const expiresIn = this.tokenLifetimeS;
+    return json(res, 200, { access_token: this.tokens.issue(expiresIn), expires_in: expiresIn, token_type: 'Bearer' });
   }
 
   private later(phone: string, messageId: string, eventType: 'DELIVERED' | 'READ', factor: number): void {

@@ -3,14 +3,17 @@ import type { Logger } from 'pino';
 import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../carrier.ts';
 import { isRcsPayload, type RcsPayload } from '../../rcs/payload.ts';
 import { agentMessage, digits, e164, type RbmEvent } from './wire.ts';
+import { ServiceAccountTokens, StaticToken, type ServiceAccountKey, type TokenSource } from './auth.ts';
 
 export interface RbmOptions {
   name: string;
   /** API root, e.g. https://rcsbusinessmessaging.googleapis.com (or the simulator's URL). */
   baseUrl: string;
   agentId: string;
-  /** Bearer token for the API. */
-  token: string;
+  /** A static bearer token for the API; or: */
+  token?: string;
+  /** A service account whose key mints short-lived tokens (Google's way, src/carriers/rbm/auth.ts). */
+  serviceAccount?: ServiceAccountKey;
   /** Shared secret the platform signs webhook events with (POST /rbm/events/:name). */
   webhookSecret: string;
   /** Requests in flight at once. Default 16. */
@@ -40,9 +43,14 @@ export class RbmCarrier implements Carrier {
   private events: CarrierEvents | null = null;
   private inFlight = 0;
   private readonly capabilities = new Map<string, { value: Capability; until: number }>();
+  private readonly tokens: TokenSource;
 
   constructor(private readonly options: RbmOptions) {
     this.name = options.name;
+    if ((options.token === undefined) === (options.serviceAccount === undefined)) throw new Error(`RBM connection "${options.name}": give either a token or a service account`);
+    this.tokens = options.serviceAccount
+      ? new ServiceAccountTokens(options.serviceAccount, options.timeoutMs ?? 10_000, options.logger)
+      : new StaticToken(options.token ?? '');
   }
 
   get webhookSecret(): string {
@@ -119,7 +127,8 @@ export class RbmCarrier implements Carrier {
         this.capabilities.set(m.receiver, { value: 'NONE', until: Date.now() + this.ttl() });
         return NO_RCS;
       }
-      if (res.status === 429 || res.status >= 500) return { ok: false, retry: true, error: `RBM: HTTP ${res.status} ${res.text}` };
+      // 401 after a fresh token (see call): our credentials, not this message, so it waits for them to work.
+      if (res.status === 401 || res.status === 429 || res.status >= 500) return { ok: false, retry: true, error: `RBM: HTTP ${res.status} ${res.text}` };
       return { ok: false, retry: false, error: `RBM: HTTP ${res.status} ${res.text}` };
     } catch (err) {
       return { ok: false, retry: true, error: `RBM: ${err instanceof Error ? err.message : String(err)}` };
@@ -140,10 +149,19 @@ export class RbmCarrier implements Carrier {
     return value;
   }
 
+  /** One API call; a 401 (token expired or revoked early) drops the token and tries once more with a new one. */
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; text: string }> {
+    const token = await this.tokens.token();
+    const res = await this.callWith(token, method, path, body);
+    if (res.status !== 401 || !this.tokens.invalidate(token)) return res;
+    this.options.logger.info({ path: path.split('?')[0] }, 'RBM answered 401: refreshing the access token and trying again');
+    return this.callWith(await this.tokens.token(), method, path, body);
+  }
+
+  private async callWith(token: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; text: string }> {
     const res = await fetch(`${this.options.baseUrl.replace(/\/+$/, '')}${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
     });

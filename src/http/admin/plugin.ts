@@ -8,7 +8,7 @@ import { clientErrorText } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
 
 const ADMIN_STATUS: Record<ErrorCode, number> = {
-  VALIDATION: 400, INSUFFICIENT_BALANCE: 400, NOT_CANCELLABLE: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, PAYLOAD_TOO_LARGE: 413, RATE_LIMITED: 429,
+  VALIDATION: 400, INSUFFICIENT_BALANCE: 400, NOT_CANCELLABLE: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, PAYLOAD_TOO_LARGE: 413, RATE_LIMITED: 429, UNAVAILABLE: 503,
 };
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);

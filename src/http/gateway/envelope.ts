@@ -29,6 +29,7 @@ const STATUS: Record<ErrorCode, number> = {
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
 };
 
 /** Standard error answers for every error schema in OpenAPI. */

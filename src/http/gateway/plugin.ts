@@ -10,6 +10,7 @@ import { webhookRoutes } from './webhooks.ts';
 import { childUserRoutes } from './child-users.ts';
 import { shortLinkRoutes } from './short-links.ts';
 import { rcsRoutes } from './rcs.ts';
+import type { MediaStorage } from '../../rcs/storage.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -22,8 +23,8 @@ declare module 'fastify' {
  * route in this plugin needs an API key; public routes (health, docs, short
  * link redirects) are registered outside it.
  */
-export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core }) {
-  const { core } = opts;
+export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core; mediaStorage: MediaStorage }) {
+  const { core, mediaStorage } = opts;
   app.decorateRequest('principal', null as unknown as Principal);
   app.setErrorHandler(gatewayErrorHandler);
   app.setNotFoundHandler((request, reply) => {
@@ -41,5 +42,5 @@ export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core }) 
   await app.register(webhookRoutes, { core });
   await app.register(childUserRoutes, { core });
   await app.register(shortLinkRoutes, { core });
-  await app.register(rcsRoutes, { core });
+  await app.register(rcsRoutes, { core, mediaStorage });
 }

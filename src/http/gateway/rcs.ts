@@ -2,10 +2,11 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Core } from '../../core.ts';
 import { ApiKeyHeader, CommonSendFields } from './schemas.ts';
-import { Envelope, errorResponses, ok } from './envelope.ts';
+import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 import { acceptedText } from './sms.ts';
 import { CardFields, CardSchema, HttpUrl, Text, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';
 import { MediaStore } from '../../rcs/media.ts';
+import type { MediaStorage } from '../../rcs/storage.ts';
 import { sendRcs, type RcsContent, type RcsSendResult } from '../../rcs/send.ts';
 import { publicBase } from '../../rcs/public-routes.ts';
 
@@ -22,16 +23,17 @@ const CardBody = Type.Object({ ...CommonSendFields, ...CardFields });
 const CarouselBody = Type.Object({ ...CommonSendFields, cards: Type.Array(CardSchema, { minItems: MIN_CAROUSEL_CARDS, maxItems: MAX_CAROUSEL_CARDS }) }, { required: ['cards'] });
 
 const schema = (summary: string, body: typeof BasicBody | typeof FileBody | typeof CardBody | typeof CarouselBody) => ({
-  schema: { tags: ['RCS'], summary, headers: ApiKeyHeader, body, response: { 200: Envelope(Type.Null()), ...errorResponses } },
+  // 503: the media storage (bucket) is down; nothing was queued or charged.
+  schema: { tags: ['RCS'], summary, headers: ApiKeyHeader, body, response: { 200: Envelope(Type.Null()), ...errorResponses, 503: ErrorEnvelope } },
 });
 
 /** Spec 4.2: the four RCS sends; charged one send x route farePrice per receiver; queued, scheduled, cancelled and reported like SMS (docs/rcs.md). */
-export async function rcsRoutes(app: FastifyInstance, { core }: { core: Core }) {
-  const media = new MediaStore(core.events.fetcher, {
-    dataDir: core.config.GATEWAY_DATA_DIR,
+export async function rcsRoutes(app: FastifyInstance, { core, mediaStorage }: { core: Core; mediaStorage: MediaStorage }) {
+  const media = new MediaStore(core.events.fetcher, mediaStorage, {
     publicBase: publicBase(core.config),
     maxBytes: core.config.RCS_MEDIA_MAX_BYTES,
     timeoutMs: core.config.RCS_MEDIA_TIMEOUT_MS,
+    log: core.log,
   });
   const answer = (reply: FastifyReply, sent: RcsSendResult) => {
     void reply.header('X-Request-Id', sent.result.requestId);

@@ -46,6 +46,7 @@ const STATUS: Record<ErrorCode, number> = {
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
 };
 
 const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts) => string> = {

@@ -1,0 +1,75 @@
+import { createReadStream } from 'node:fs';
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { ConfigError, type Config } from '../config.ts';
+
+/**
+ * Where RCS media bytes live, by content-addressed name (`<sha256>.<ext>`):
+ * the data directory, or an S3-compatible bucket (src/rcs/s3-storage.ts).
+ * Names are checked (MEDIA_NAME) before they get here. Since a name is the
+ * hash of its bytes, writing one twice is harmless and an object never
+ * changes, so no locking is needed anywhere.
+ */
+export interface MediaStorage {
+  /** A URL carriers can fetch the object from directly (a public bucket); null: our GET /media/<name>. */
+  publicUrl(name: string): string | null;
+  exists(name: string): Promise<boolean>;
+  /** Stores the bytes unless the name is there already; true when it wrote them. */
+  putIfAbsent(name: string, data: Buffer, contentType: string): Promise<boolean>;
+  /** The stored bytes as a stream and their length, or null when there is no such object. */
+  get(name: string): Promise<{ size: number; body: Readable } | null>;
+  close(): Promise<void>;
+}
+
+/** GATEWAY_DATA_DIR/media: each file written once, atomically (temp file, rename). */
+export class DirectoryStorage implements MediaStorage {
+  constructor(readonly dir: string) {}
+
+  publicUrl(): null {
+    return null;
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return stat(join(this.dir, name)).then((s) => s.isFile(), () => false);
+  }
+
+  async putIfAbsent(name: string, data: Buffer): Promise<boolean> {
+    if (await this.exists(name)) return false;
+    const path = join(this.dir, name);
+    await mkdir(this.dir, { recursive: true });
+    const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+    await writeFile(tmp, data);
+    await rename(tmp, path);
+    return true;
+  }
+
+  async get(name: string): Promise<{ size: number; body: Readable } | null> {
+    const path = join(this.dir, name);
+    const info = await stat(path).catch(() => null);
+    if (!info?.isFile()) return null;
+    return { size: info.size, body: createReadStream(path) };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** The configured storage: the bucket when MEDIA_S3_BUCKET is set (the S3 client is loaded only then), else the data directory. */
+export async function openMediaStorage(config: Config): Promise<MediaStorage> {
+  if (!config.MEDIA_S3_BUCKET) return new DirectoryStorage(join(config.GATEWAY_DATA_DIR, 'media'));
+  const keyId = config.MEDIA_S3_ACCESS_KEY_ID;
+  const secret = config.MEDIA_S3_SECRET_ACCESS_KEY;
+  if ((keyId === undefined) !== (secret === undefined)) {
+    throw new ConfigError('MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither (then the standard AWS_* variables or the AWS credential chain are used)');
+  }
+  const { S3Storage } = await import('./s3-storage.ts');
+  return new S3Storage({
+    bucket: config.MEDIA_S3_BUCKET,
+    region: config.MEDIA_S3_REGION,
+    prefix: config.MEDIA_S3_PREFIX ?? '',
+    endpoint: config.MEDIA_S3_ENDPOINT ?? null,
+    credentials: keyId !== undefined && secret !== undefined ? { accessKeyId: keyId, secretAccessKey: secret } : null,
+    publicUrl: config.MEDIA_S3_PUBLIC_URL ?? null,
+    timeoutMs: config.RCS_MEDIA_TIMEOUT_MS,
+  });
+}
