@@ -44,6 +44,8 @@ const BULK_PER_REQUEST = 100;
 const BULK_MESSAGES = Number(process.env.BENCH_BULK_MESSAGES ?? 30_000);
 const CONNECTIONS = 32;
 const TOKEN = 'bench-operator-token-0000000000';
+/** Extra node flags for the child processes, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 interface Child {
   child: ChildProcess;
@@ -52,7 +54,7 @@ interface Child {
 
 /** Starts a child process and resolves with the first JSON stdout line `pick` accepts. */
 function spawnChild<T>(args: string[], env: Record<string, string>, pick: (entry: Record<string, unknown>) => T | undefined): Promise<Child & { value: T }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.once('exit', () => child.kill('SIGTERM')); // never leave a server behind
   return new Promise((resolve, reject) => {
