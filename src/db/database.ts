@@ -12,6 +12,7 @@ import { childrenLinks } from './migrations/003_children_links.ts';
 import { webhooks } from './migrations/004_webhooks.ts';
 import { claimIndex } from './migrations/005_claim_index.ts';
 import { routeFallback } from './migrations/006_route_fallback.ts';
+import { waitingIndex } from './migrations/007_waiting_index.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -200,6 +201,7 @@ async function migrate(db: Db): Promise<void> {
     '004_webhooks': webhooks(db.dialect),
     '005_claim_index': claimIndex,
     '006_route_fallback': routeFallback,
+    '007_waiting_index': waitingIndex,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

@@ -202,12 +202,12 @@ export class Dispatcher {
     const now = Date.now();
     for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
     return this.db.transaction().execute(async (tx) => {
-      // Few rows: what waits for a retry (served by the (connector, status, due_at) index).
+      // Few rows: what waits for a retry. Literal, so that the partial index messages_waiting_idx (migration 007) serves it.
       const waiting = await tx
         .selectFrom('messages')
         .select(['receiver', 'schedule_at', 'id'])
         .where('connector', '=', connector)
-        .where('status', '=', 'QUEUED')
+        .where(sql<boolean>`status = 'QUEUED'`)
         .where('due_at', '>', now)
         .execute();
       const firstWaiting = this.firstHandedBack(connector);
