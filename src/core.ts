@@ -58,7 +58,11 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   });
 
   const accepter = new GroupCommitter<AcceptInput, AcceptResult>(db.kysely, (tx, items) => acceptBatch(tx, db.dialect, items));
-  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, (tx, items) => writeOutcomes(tx, db.dialect, items));
+  // Outcomes must be written in the order they came (a submit result before its
+  // receipt, which looks up the carrier id the result records). SQLite runs one
+  // transaction after the other, so a batch may be written while the previous
+  // one waits for the disk; PostgreSQL would run two side by side: one at a time.
+  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, (tx, items) => writeOutcomes(tx, db.dialect, items), 500, db.dialect === 'sqlite' ? 2 : 1);
   const dispatcher = new Dispatcher(db.kysely, db.dialect, carriers, outcomes, log, {
     leaseMs: config.DISPATCH_LEASE_MS,
     batch: config.DISPATCH_BATCH,

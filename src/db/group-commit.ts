@@ -1,54 +1,78 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './tables.ts';
 
+interface Pending<In, Out> {
+  item: In;
+  resolve: (v: Out) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * Group commit: work items that arrive while a transaction is being written
  * are collected and written together in the next one. Under load, one commit
  * (one fsync) carries many requests; when idle, an item is committed at once.
- * Each item's promise settles only after its transaction committed, so an
- * answer is never sent for data that is not durable.
+ * Each item's promise settles only after its transaction committed and is
+ * durable, so an answer is never sent for data that is not on disk.
+ *
+ * Two batches may be in flight: while one waits for its commit to reach the
+ * disk (an fsync, which takes from a fraction of a millisecond to several
+ * on cloud volumes), the next one is written. The database orders them
+ * (SQLite: one writer; PostgreSQL: row locks taken in the same order).
  */
 export class GroupCommitter<In, Out> {
-  private pending: { item: In; resolve: (v: Out) => void; reject: (e: unknown) => void }[] = [];
-  private running = false;
+  private pending: Pending<In, Out>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly db: Kysely<Database>,
     /** Writes all items in one transaction; returns one outcome per item (an Error rejects that item only). */
     private readonly write: (tx: Transaction<Database>, items: In[]) => Promise<(Out | Error)[]>,
     private readonly maxBatch = 500,
+    private readonly maxInFlight = 2,
   ) {}
 
   submit(item: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (!this.running) {
-        this.running = true;
-        setImmediate(() => void this.drain());
+      if (!this.scheduled) {
+        this.scheduled = true;
+        // Items submitted in the same turn of the event loop share a batch.
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
       }
     });
   }
 
   /** Resolves when nothing is pending or being written. */
   async idle(): Promise<void> {
-    while (this.running) await new Promise((r) => setTimeout(r, 5));
+    while (this.scheduled || this.inFlight > 0 || this.pending.length > 0) await new Promise((r) => setTimeout(r, 5));
   }
 
-  private async drain(): Promise<void> {
-    while (this.pending.length > 0) {
+  private pump(): void {
+    while (this.pending.length > 0 && this.inFlight < this.maxInFlight) {
       const batch = this.pending.splice(0, this.maxBatch);
-      try {
-        await this.commit(batch);
-      } catch {
-        // One bad item must not fail the others it happened to share a
-        // transaction with: write each alone, so only the culprit fails.
-        for (const b of batch) await this.commit([b]).catch((err: unknown) => b.reject(err));
-      }
+      this.inFlight++;
+      void this.run(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
     }
-    this.running = false;
   }
 
-  private async commit(batch: { item: In; resolve: (v: Out) => void; reject: (e: unknown) => void }[]): Promise<void> {
+  private async run(batch: Pending<In, Out>[]): Promise<void> {
+    try {
+      await this.commit(batch);
+    } catch {
+      // One bad item must not fail the others it happened to share a
+      // transaction with: write each alone, so only the culprit fails.
+      for (const b of batch) await this.commit([b]).catch((err: unknown) => b.reject(err));
+    }
+  }
+
+  private async commit(batch: Pending<In, Out>[]): Promise<void> {
     const outcomes = await this.db.transaction().execute((tx) => this.write(tx, batch.map((b) => b.item)));
     batch.forEach((b, i) => {
       const o = outcomes[i];
