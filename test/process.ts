@@ -20,7 +20,7 @@ export function spawnGateway(env: Record<string, string>): Promise<GatewayProces
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`gateway exited with ${code}: ${stderr}`)));
+    child.once('exit', (code, signal) => reject(new Error(`gateway exited with ${code} (signal ${signal}): ${stderr}`)));
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
       if (!line.startsWith('{')) return;
