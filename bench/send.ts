@@ -3,6 +3,11 @@
  * SQLite with every accepted request durable (synchronous=FULL), against a
  * bare Fastify endpoint measured in the same run. Load comes from this
  * process (autocannon); the servers run as child processes.
+ *
+ * A third figure shows how much of the gap is the HTTP layer itself: the
+ * same gateway, same route, same API key, loaded with a body that its schema
+ * refuses (a 400 envelope before the handler runs: no database work, nothing
+ * dispatched). It is measured before any message is accepted.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -75,6 +80,7 @@ const route = await post(gw.base, '/admin/routes', { displayName: 'Sim', product
 await post(gw.base, `/admin/accounts/${account.id}/routes`, { routeId: route.id }, admin);
 const { key } = await post(gw.base, `/admin/accounts/${account.id}/api-keys`, {}, admin);
 const headers = { 'x-api-key': key };
+const refused = await load(gw.base, headers, JSON.stringify({ receivers: [5511999998888], message: '', route: 1 }));
 await load(gw.base, headers, body); // warm-up
 const cpu0 = cpuOf(gw.pid);
 const real = await load(gw.base, headers, body);
@@ -104,6 +110,7 @@ process.stdout.write(
     `  bare Fastify endpoint (baseline): ${fmt(baseline.rps)} req/s  p99 ${baseline.p99} ms`,
     `  gateway (durable accept):         ${fmt(real.rps)} req/s  p99 ${real.p99} ms  (${real.ok} accepted, ${real.non2xx} non-2xx, ${real.errors} errors)`,
     `  ratio gateway / baseline:         ${(real.rps / baseline.rps).toFixed(2)}  (target >= 0.70)`,
+    `  gateway refusing at validation:   ${fmt(refused.rps)} req/s  ratio ${(refused.rps / baseline.rps).toFixed(2)}  (key check, schema validation, 400 error envelope; no database work: ${refused.non2xx} non-2xx)`,
     `  gateway CPU per accepted request: ${fmt(cpuPerRequest)} µs (accept and dispatch, all threads; less noisy than the rates on a shared machine)`,
     `  dispatch rate to the simulator:   ${fmt(dispatchRate)} msg/s (${span.n} messages)`,
     `  gateway peak RSS:                 ${rss.toFixed(0)} MB`,
