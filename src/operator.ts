@@ -6,6 +6,8 @@ import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
 import { addContacts, createContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
+import { sql } from 'kysely';
+import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
 import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';
 
@@ -83,6 +85,30 @@ export function operator(core: Core) {
       const row = await db.transaction().execute((tx) => setRouteFallback(tx, routeId, fallbackRouteId));
       core.routes.invalidate();
       return operatorRoute(row);
+    },
+    /**
+     * Each carrier connection as the dispatcher sees it: channels, whether it
+     * takes messages now (bind up), its free window, and the messages waiting
+     * for it in the outbox (of every gateway process sharing the database).
+     */
+    async carriers() {
+      const rows = await db
+        .selectFrom('messages')
+        .select(['connector', 'status', (eb) => eb.fn.countAll<number>().as('n')])
+        // Literal, so that the partial index of unfinished messages (migration 005) serves the count.
+        .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+        .groupBy(['connector', 'status'])
+        .execute();
+      const waiting = (connector: string, status: MessageStatus) => Number(rows.find((r) => r.connector === connector && r.status === status)?.n ?? 0);
+      return [...core.carriers.values()].map((c) => ({
+        name: c.name,
+        channels: [...c.channels],
+        ready: c.ready(),
+        capacity: c.capacity(),
+        queued: waiting(c.name, 'QUEUED'),
+        sending: waiting(c.name, 'SENDING'),
+        scheduled: waiting(c.name, 'SCHEDULED'),
+      }));
     },
     async grantRoute(accountId: number, routeId: number) {
       await getAccount(db, accountId);

@@ -356,3 +356,24 @@ test('the ledger sums to the balance after sends, refunds, cancels and replies',
   const entries = await gw.core.db.kysely.selectFrom('ledger').select('amount').where('account_id', '=', a.id).execute();
   assert.equal(entries.reduce((s, e) => s + Number(e.amount), 0), 8_357_000);
 });
+
+test('GET /admin/carriers: each connection with its bind state, free window and the messages waiting for it', async () => {
+  const a = await account({ name: 'Carriers', balance: 10 });
+  const r = await route({ displayName: 'Carriers' });
+  assert.equal((await gw.admin('POST', `/admin/accounts/${a.id}/routes`, { routeId: r.id })).status, 204);
+  const k = await key(a.id);
+  const before = await gw.admin('GET', '/admin/carriers');
+  assert.equal(before.status, 200);
+  const sim = (body: any[]) => body.find((c) => c.name === 'simulator');
+  assert.deepEqual(Object.keys(sim(before.body)), ['name', 'channels', 'ready', 'capacity', 'queued', 'sending', 'scheduled']);
+  assert.deepEqual(sim(before.body).channels, ['SMS', 'RCS']);
+  assert.equal(sim(before.body).ready, true);
+  assert.ok(sim(before.body).capacity > 0);
+
+  const later = new Date(Date.now() + 3_600_000).toISOString();
+  const sent = await gw.call(k.key, 'POST', '/messages/sms/send', { receivers: [phone(41), phone(42)], message: 'later', route: r.id, scheduleDate: later });
+  assert.equal(sent.status, 200, JSON.stringify(sent.body));
+  const after = await gw.admin('GET', '/admin/carriers');
+  assert.equal(sim(after.body).scheduled, sim(before.body).scheduled + 2);
+  assertError(await withAuth(null, 'GET', '/admin/carriers'), 401);
+});

@@ -101,6 +101,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     { bodyLimit: core.config.BODY_LIMIT_BYTES * 10, schema: { tags, params: Id, body: GroupBody } },
     async (request, reply) => reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
   );
+  app.get('/carriers', { schema: { tags, summary: 'Carrier connections: channels, bind state, free window, messages waiting' } }, async () => ops.carriers());
   app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { tags, body: InboundBody } }, async (request, reply) => {
     core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
     return reply.status(202).send({ accepted: true });
