@@ -50,7 +50,7 @@ export async function runRaw<R>(db: Executor, text: string, params: readonly unk
 }
 
 /** Rows per statement for rows of `width` values. */
-export const rowsPerStatement = (width: number): number => Math.max(1, Math.floor(MAX_PARAMS / width));
+const rowsPerStatement = (width: number): number => Math.max(1, Math.floor(MAX_PARAMS / width));
 
 /** The same statement as Kysely's insertInto(table).values(rows); values bound in `columns` order. */
 export async function insertRows<T extends keyof Database & string, C extends keyof Database[T] & string>(
