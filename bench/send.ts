@@ -70,7 +70,9 @@ const body = JSON.stringify({ receivers: [5511999998888], message: 'Benchmark me
 
 const bare = await start('bench/bare-server.ts', {});
 await load(bare.base, {}, body); // warm-up
+const bareCpu0 = cpuOf(bare.pid);
 const baseline = await load(bare.base, {}, body);
+const bareCpuPerRequest = ((cpuOf(bare.pid) - bareCpu0) / Math.max(1, baseline.ok)) * 1e6;
 await bare.stop();
 
 const gw = await start('src/server.ts', { GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false', SIMULATOR_DELIVERY_MS: '100' });
@@ -112,6 +114,7 @@ process.stdout.write(
     `  ratio gateway / baseline:         ${(real.rps / baseline.rps).toFixed(2)}  (target >= 0.70)`,
     `  gateway refusing at validation:   ${fmt(refused.rps)} req/s  ratio ${(refused.rps / baseline.rps).toFixed(2)}  (key check, schema validation, 400 error envelope; no database work: ${refused.non2xx} non-2xx)`,
     `  gateway CPU per accepted request: ${fmt(cpuPerRequest)} µs (accept and dispatch, all threads; less noisy than the rates on a shared machine)`,
+    `  bare endpoint CPU per request:    ${fmt(bareCpuPerRequest)} µs (ratio of CPU costs ${(bareCpuPerRequest / cpuPerRequest).toFixed(2)})`,
     `  dispatch rate to the simulator:   ${fmt(dispatchRate)} msg/s (${span.n} messages)`,
     `  gateway peak RSS:                 ${rss.toFixed(0)} MB`,
     '',

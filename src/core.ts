@@ -4,9 +4,9 @@ import { openDatabase, type Db } from './db/database.ts';
 import { GroupCommitter } from './db/group-commit.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
-import { acceptBatch, type AcceptInput, type AcceptResult } from './messaging/accept.ts';
+import type { AcceptInput, AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
-import { writeOutcomes, type Outcome } from './dispatch/outcomes.ts';
+import type { Outcome } from './dispatch/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
@@ -57,13 +57,13 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
   });
 
-  const accepter = new GroupCommitter<AcceptInput, AcceptResult>(db.kysely, (tx, items) => acceptBatch(tx, db.dialect, items));
+  const accepter = new GroupCommitter<AcceptInput, AcceptResult>((items) => db.run('accept', items));
   // Outcomes must be written in the order they came (a submit result before its
   // receipt, which looks up the carrier id the result records). SQLite runs one
   // transaction after the other, so a batch may be written while the previous
   // one waits for the disk; PostgreSQL would run two side by side: one at a time.
-  const outcomes = new GroupCommitter<Outcome, void>(db.kysely, (tx, items) => writeOutcomes(tx, db.dialect, items), 500, db.dialect === 'sqlite' ? 2 : 1);
-  const dispatcher = new Dispatcher(db.kysely, db.dialect, carriers, outcomes, log, {
+  const outcomes = new GroupCommitter<Outcome, void>((items) => db.run('outcomes', items), 500, db.dialect === 'sqlite' ? 2 : 1);
+  const dispatcher = new Dispatcher(db, carriers, outcomes, log, {
     leaseMs: config.DISPATCH_LEASE_MS,
     batch: config.DISPATCH_BATCH,
     pollMs: config.DISPATCH_POLL_MS,

@@ -66,7 +66,6 @@ interface CachedKey {
   principal: Principal | null;
   allow: BlockList | null;
   active: boolean;
-  expires: number;
 }
 
 /**
@@ -75,7 +74,8 @@ interface CachedKey {
  * clears the cache at once, other processes see it within `ttlMs`.
  */
 export class KeyAuthenticator {
-  private cache = new Map<string, CachedKey>();
+  /** The lookup itself is kept (a promise): requests that miss at once share one query. */
+  private cache = new Map<string, { entry: Promise<CachedKey>; expires: number }>();
 
   constructor(private readonly db: Executor, private readonly ttlMs = 1000) {}
 
@@ -88,12 +88,16 @@ export class KeyAuthenticator {
     if (!key) throw unauthorized();
     const hash = hashKey(key.trim());
     const now = Date.now();
-    let entry = this.cache.get(hash);
-    if (!entry || entry.expires <= now) {
-      entry = await this.load(hash, now);
+    let cached = this.cache.get(hash);
+    if (!cached || cached.expires <= now) {
       if (this.cache.size > 10_000) this.invalidate();
-      this.cache.set(hash, entry);
+      const fresh = { entry: this.load(hash), expires: now + this.ttlMs };
+      this.cache.set(hash, fresh);
+      // A failed read is not remembered.
+      fresh.entry.catch(() => this.cache.get(hash) === fresh && this.cache.delete(hash));
+      cached = fresh;
     }
+    const entry = await cached.entry;
     if (!entry.principal) throw unauthorized('The API key is invalid or has been revoked.');
     if (!entry.active) throw unauthorized('The account of this API key is deactivated.');
     if (entry.allow && !ipAllowed(entry.allow, ip)) {
@@ -102,7 +106,7 @@ export class KeyAuthenticator {
     return entry.principal;
   }
 
-  private async load(hash: string, now: number): Promise<CachedKey> {
+  private async load(hash: string): Promise<CachedKey> {
     const row = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
@@ -110,13 +114,12 @@ export class KeyAuthenticator {
       .where('api_keys.key_hash', '=', hash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
-    if (!row) return { principal: null, allow: null, active: false, expires: now + this.ttlMs };
+    if (!row) return { principal: null, allow: null, active: false };
     const cidrs = row.allowed_ips ? (JSON.parse(row.allowed_ips) as string[]) : null;
     return {
       principal: { accountId: Number(row.accountId), keyId: Number(row.keyId), role: row.role, timezone: row.timezone },
       allow: cidrs ? buildAllowList(cidrs) : null,
       active: row.active === 1,
-      expires: now + this.ttlMs,
     };
   }
 }

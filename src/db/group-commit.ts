@@ -1,6 +1,3 @@
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from './tables.ts';
-
 interface Pending<In, Out> {
   item: In;
   resolve: (v: Out) => void;
@@ -25,9 +22,8 @@ export class GroupCommitter<In, Out> {
   private scheduled = false;
 
   constructor(
-    private readonly db: Kysely<Database>,
-    /** Writes all items in one transaction; returns one outcome per item (an Error rejects that item only). */
-    private readonly write: (tx: Transaction<Database>, items: In[]) => Promise<(Out | Error)[]>,
+    /** Writes all items in one transaction (a job, src/db/jobs.ts); returns one outcome per item (an Error rejects that item only). */
+    private readonly write: (items: In[]) => Promise<(Out | Error)[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
   ) {}
@@ -73,7 +69,7 @@ export class GroupCommitter<In, Out> {
   }
 
   private async commit(batch: Pending<In, Out>[]): Promise<void> {
-    const outcomes = await this.db.transaction().execute((tx) => this.write(tx, batch.map((b) => b.item)));
+    const outcomes = await this.write(batch.map((b) => b.item));
     batch.forEach((b, i) => {
       const o = outcomes[i];
       if (o instanceof Error) b.reject(o);

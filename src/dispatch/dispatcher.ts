@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database, MessageRow } from '../db/tables.ts';
-import type { Dialect } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
+import { before, type Claimed, type ClaimRequest, type Position } from './claim.ts';
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Outcome } from './outcomes.ts';
@@ -54,8 +53,7 @@ export class Dispatcher {
   private handedBack = new Map<string, HandedBack>();
 
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
+    private readonly db: Db,
     private readonly carriers: Map<string, Carrier>,
     private readonly outcomes: GroupCommitter<Outcome, void>,
     private readonly log: Logger,
@@ -198,61 +196,21 @@ export class Dispatcher {
    * again would duplicate a message whose answer is about to be recorded.
    * Its lease only matters if this process dies.
    */
-  private async claim(connector: string, limit: number): Promise<MessageRow[]> {
-    const now = Date.now();
+  private async claim(connector: string, limit: number): Promise<Claimed[]> {
     for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
-    return this.db.transaction().execute(async (tx) => {
-      // Few rows: what waits for a retry. Literal, so that the partial index messages_waiting_idx (migration 007) serves it.
-      const waiting = await tx
-        .selectFrom('messages')
-        .select(['receiver', 'schedule_at', 'id'])
-        .where('connector', '=', connector)
-        .where(sql<boolean>`status = 'QUEUED'`)
-        .where('due_at', '>', now)
-        .execute();
-      const firstWaiting = this.firstHandedBack(connector);
-      for (const w of waiting) {
-        const known = firstWaiting.get(w.receiver);
-        if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
-      }
-      const due = await tx
-        .selectFrom('messages')
-        .select(['id', 'receiver', 'schedule_at'])
-        .where('connector', '=', connector)
-        // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
-        .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-        .where('due_at', '<=', now)
-        .orderBy('schedule_at')
-        .orderBy('id')
-        .limit(limit + this.held.size)
-        .$if(this.dialect === 'postgres', (q) => q.forUpdate().skipLocked())
-        .execute();
-      const ids: string[] = [];
-      for (const m of due) {
-        const first = firstWaiting.get(m.receiver);
-        if (first && first.id !== m.id && !before(m, first)) continue;
-        if (this.held.has(m.id)) {
-          // Ours still, past its lease: not again, and it holds back its receiver's later messages like one in flight.
-          firstWaiting.set(m.receiver, m);
-          continue;
-        }
-        if (ids.length < limit) ids.push(m.id);
-      }
-      if (ids.length === 0) return [];
-      const rows = await tx
-        .updateTable('messages')
-        .set({ status: 'SENDING', lease_owner: this.owner, due_at: now + this.options.leaseMs, attempts: sql`attempts + 1`, status_at: now })
-        .where('id', 'in', ids)
-        .returningAll()
-        .execute();
-      return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
-    });
+    const request: ClaimRequest = {
+      connector,
+      limit,
+      now: Date.now(),
+      owner: this.owner,
+      leaseMs: this.options.leaseMs,
+      held: [...this.held],
+      handedBack: [...this.firstHandedBack(connector)],
+    };
+    const [rows] = await this.db.run('claim', [request]);
+    if (rows instanceof Error) throw rows;
+    return rows ?? [];
   }
-}
-
-interface Position {
-  schedule_at: number;
-  id: string;
 }
 
 interface HandedBack extends Position {
@@ -262,7 +220,3 @@ interface HandedBack extends Position {
   written: boolean;
 }
 
-/** True when `a` goes out before `b`: schedule time, then id (UUIDv7, so acceptance order). */
-function before(a: Position, b: Position): boolean {
-  return a.schedule_at < b.schedule_at || (a.schedule_at === b.schedule_at && a.id < b.id);
-}

@@ -78,7 +78,7 @@ export class Deliverer {
     private readonly log: Logger,
     private readonly options: DelivererOptions,
   ) {
-    this.results = new GroupCommitter<AttemptResult, void>(db, (tx, items) => this.writeResults(tx, items));
+    this.results = new GroupCommitter<AttemptResult, void>((items) => db.transaction().execute((tx) => this.writeResults(tx, items)));
   }
 
   private get leaseMs(): number {

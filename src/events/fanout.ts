@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../shared/ids.ts';
 import type { Database } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import { eventsDb, type DeliveryFormat, type EventsDb, type Topic, type WebhookDeliveriesTable } from './tables.ts';
@@ -160,7 +160,7 @@ async function targetsFor(db: EventsDb, accountIds: number[], topic: Topic): Pro
 function delivery(accountId: number, target: Target, eventType: Topic, eventRef: string, body: string): NewDelivery {
   const now = Date.now();
   return {
-    id: uuidv7(), account_id: accountId, format: target.format, webhook_id: target.webhookId, url: target.url, event_type: eventType, event_ref: eventRef,
+    id: newId(), account_id: accountId, format: target.format, webhook_id: target.webhookId, url: target.url, event_type: eventType, event_ref: eventRef,
     body, status: 'PENDING', attempts: 0, due_at: now, lease_owner: null, last_http_status: null, last_error: null, created_at: now, last_attempt_at: null, delivered_at: null,
   };
 }

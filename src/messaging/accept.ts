@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import { v7 as uuidv7 } from 'uuid';
+import { newId } from '../shared/ids.ts';
 import type { Database, NewMessage, RouteRow } from '../db/tables.ts';
 import { DomainError } from '../shared/errors.ts';
 import { fromMicros } from '../billing/money.ts';
@@ -96,7 +96,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     balances.set(input.accountId, balance - cost);
     debits.set(input.accountId, (debits.get(input.accountId) ?? 0) + cost);
 
-    const requestId = uuidv7();
+    const requestId = newId();
     const scheduled = input.scheduleAt !== null && input.scheduleAt > now;
     const scheduleAt = scheduled && input.scheduleAt !== null ? input.scheduleAt : now;
     requests.push({
@@ -118,7 +118,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     for (const item of input.items) {
       const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
       messages.push({
-        id: uuidv7(),
+        id: newId(),
         account_id: input.accountId,
         request_id: requestId,
         route_id: Number(input.route.id),

@@ -27,11 +27,11 @@ export class AccountRoutes {
     const cached = this.cache.get(accountId);
     if (cached && cached.expires > now) return cached.routes;
     if (this.cache.size > 10_000) this.invalidate();
-    const routes = listAccountRoutes(this.db, accountId);
-    this.cache.set(accountId, { routes, expires: now + this.ttlMs });
+    const fresh = { routes: listAccountRoutes(this.db, accountId), expires: now + this.ttlMs };
+    this.cache.set(accountId, fresh);
     // A failed read is not remembered.
-    routes.catch(() => this.cache.delete(accountId));
-    return routes;
+    fresh.routes.catch(() => this.cache.get(accountId) === fresh && this.cache.delete(accountId));
+    return fresh.routes;
   }
 
   /** The route if the account may use it; NOT_FOUND otherwise (no hint that it exists for others). */

@@ -1,0 +1,221 @@
+import { Worker } from 'node:worker_threads';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
+import { DomainError, type ErrorCode } from '../shared/errors.ts';
+import type { JobItem, JobName, JobResult } from './jobs.ts';
+import type { Checkpointer } from './checkpointer.ts';
+import { WalSync } from './wal-sync.ts';
+
+/**
+ * SQLite on a thread of its own. better-sqlite3 runs every statement
+ * synchronously: on the event loop thread, each query stopped HTTP, carrier
+ * binds and timers for as long as it ran (a large report, a batch commit).
+ * Here one worker thread (src/db/sqlite-worker.ts) owns the connection and
+ * the event loop thread posts it queries (Kysely's driver interface) and
+ * jobs (whole hot-path transactions, src/db/jobs.ts). A mutex here hands
+ * the Kysely connection to one user at a time; jobs queue on the thread,
+ * which runs them between that connection's transactions, never inside.
+ *
+ * Durability as before: the thread commits with synchronous=NORMAL and a
+ * query, transaction or job that wrote resolves only after an fsync of the
+ * WAL that started after its commit (WalSync), unless NORMAL was asked for.
+ */
+export interface SqliteThreadOptions {
+  path: string;
+  autocheckpointPages: number;
+}
+
+interface PlainError {
+  name: string;
+  message: string;
+  code?: string | undefined;
+  details?: string[] | undefined;
+}
+
+type Call = { op: 'query'; sql: string; params: unknown[] } | { op: 'job'; name: string; arg: unknown };
+export type Request = Call & { id: number };
+export type Reply = { id: number; written: boolean; inTransaction: boolean } & ({ ok: true; result: unknown } | { ok: false; error: PlainError });
+
+interface QueryAnswer {
+  rows: unknown[];
+  changes?: number | bigint;
+  lastInsertRowid?: number | bigint;
+}
+
+type Answer = { value: unknown } | { error: PlainError };
+
+function toError(e: PlainError): Error {
+  if (e.name === 'DomainError' && e.code) return new DomainError(e.code as ErrorCode, e.message, e.details);
+  const err = new Error(e.message) as Error & { code?: string };
+  err.name = e.name;
+  if (e.code) err.code = e.code;
+  return err;
+}
+
+class SqliteThread {
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private dead: Error | null = null;
+  readonly ready: Promise<void>;
+
+  constructor(options: SqliteThreadOptions) {
+    // The worker is TypeScript like the rest: register tsx's loader in it first.
+    const tsx = import.meta.resolve('tsx/esm/api');
+    const script = new URL('./sqlite-worker.ts', import.meta.url).href;
+    this.worker = new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script)}); })`, {
+      eval: true,
+      workerData: options,
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.pending.set(0, { resolve: () => resolve(), reject });
+    });
+    this.worker.on('message', (reply: Reply) => {
+      const call = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) this.worker.unref();
+      call?.resolve(reply);
+    });
+    const fail = (err: Error) => {
+      this.dead ??= err;
+      for (const call of this.pending.values()) call.reject(err);
+      this.pending.clear();
+    };
+    this.worker.on('error', fail);
+    this.worker.on('exit', (code) => fail(new Error(`the SQLite thread exited (code ${code})`)));
+  }
+
+  async call(request: Call): Promise<Reply> {
+    if (this.dead) throw this.dead;
+    const id = this.nextId++;
+    // While an answer is awaited the thread keeps the process alive, not otherwise.
+    if (this.pending.size === 0) this.worker.ref();
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ ...request, id });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.dead) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.ref();
+    this.worker.postMessage({ op: 'close' });
+    await exited;
+  }
+}
+
+class ThreadConnection implements DatabaseConnection {
+  /** A statement since the last release may have written. */
+  written = false;
+  inTransaction = false;
+
+  constructor(private readonly thread: SqliteThread) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const reply = await this.thread.call({ op: 'query', sql: compiled.sql, params: [...compiled.parameters] });
+    this.written ||= reply.written;
+    this.inTransaction = reply.inTransaction;
+    if (!reply.ok) throw toError(reply.error);
+    const answer = reply.result as QueryAnswer;
+    if (answer.changes === undefined) return { rows: answer.rows as R[] };
+    return {
+      rows: [],
+      numAffectedRows: BigInt(answer.changes),
+      ...(answer.lastInsertRowid !== undefined ? { insertId: BigInt(answer.lastInsertRowid) } : {}),
+    };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming queries are not supported on SQLite');
+  }
+}
+
+/** A Kysely driver over the SQLite thread, with jobs beside it (Db.run). */
+export class ThreadedSqliteDriver implements Driver {
+  private readonly thread: SqliteThread;
+  private readonly connection: ThreadConnection;
+  private queue: Promise<void> = Promise.resolve();
+  private release: (() => void) | null = null;
+
+  constructor(
+    options: SqliteThreadOptions,
+    /** null: synchronous=NORMAL asked for, writes do not wait for the disk. */
+    private readonly wal: WalSync | null,
+    private readonly checkpointer: Checkpointer,
+  ) {
+    this.thread = new SqliteThread(options);
+    this.connection = new ThreadConnection(this.thread);
+  }
+
+  async init(): Promise<void> {
+    await this.thread.ready;
+  }
+
+  /** One Kysely connection or job at a time, in the order they asked. */
+  private lock(): Promise<() => void> {
+    let release: () => void = () => undefined;
+    const mine = new Promise<void>((resolve) => (release = resolve));
+    const before = this.queue;
+    this.queue = before.then(() => mine);
+    return before.then(() => release);
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    this.release = await this.lock();
+    return this.connection;
+  }
+
+  /** With the write lock at once, as the thread's jobs do (see ImmediateSqliteDriver in sqlite-worker.ts). */
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`savepoint "${name.replace(/"/g, '""')}"`));
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`rollback to "${name.replace(/"/g, '""')}"`));
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(`release "${name.replace(/"/g, '""')}"`));
+  }
+
+  async releaseConnection(): Promise<void> {
+    const wrote = this.connection.written && !this.connection.inTransaction;
+    if (wrote) this.connection.written = false;
+    const release = this.release;
+    this.release = null;
+    release?.();
+    if (wrote) await this.wal?.sync();
+  }
+
+  /**
+   * Runs a job (src/db/jobs.ts) in one transaction on the thread; one result
+   * or Error per item. Jobs queue on the thread without waiting for the
+   * Kysely connection: the thread runs them in order, after any transaction
+   * of that connection that is open.
+   */
+  async run<N extends JobName>(name: N, items: JobItem<N>[]): Promise<(JobResult<N> | Error)[]> {
+    const reply = await this.thread.call({ op: 'job', name, arg: items });
+    if (reply.written) await this.wal?.sync();
+    if (!reply.ok) throw toError(reply.error);
+    return (reply.result as Answer[]).map((a) => ('error' in a ? toError(a.error) : (a.value as JobResult<N>)));
+  }
+
+  async destroy(): Promise<void> {
+    await this.checkpointer.stop();
+    await this.wal?.close();
+    await this.thread.close();
+  }
+}

@@ -1,0 +1,98 @@
+import { sql, type Transaction } from 'kysely';
+import type { Database, MessageRow } from '../db/tables.ts';
+import type { Dialect } from '../db/database.ts';
+
+/**
+ * What a claim reads back of each message: what the carrier is handed and
+ * what keeps order. Not the whole row: SQLite's RETURNING * measured about
+ * 20 µs more per message than no RETURNING, a third of the claim's cost.
+ */
+const CLAIMED_COLUMNS = ['id', 'receiver', 'content', 'channel', 'payload', 'attempts', 'schedule_at'] as const;
+export type Claimed = Pick<MessageRow, (typeof CLAIMED_COLUMNS)[number]>;
+
+export interface Position {
+  schedule_at: number;
+  id: string;
+}
+
+/** True when `a` goes out before `b`: schedule time, then id (UUIDv7, so acceptance order). */
+export function before(a: Position, b: Position): boolean {
+  return a.schedule_at < b.schedule_at || (a.schedule_at === b.schedule_at && a.id < b.id);
+}
+
+/** A claim, as plain data (a job, src/db/jobs.ts): the dispatcher's state it depends on travels with it. */
+export interface ClaimRequest {
+  connector: string;
+  limit: number;
+  now: number;
+  owner: string;
+  leaseMs: number;
+  /** Messages the dispatcher still holds (see Dispatcher.held). */
+  held: string[];
+  /** Per receiver, its earliest message handed back and not written yet. */
+  handedBack: [string, Position][];
+}
+
+/**
+ * Claims up to `limit` due messages of one connector (one request; the job
+ * shape takes a list), oldest first by (schedule_at, id), keeping each
+ * receiver's messages in that order: a message is not claimed while an
+ * earlier one of the same receiver on the same connector is waiting for a
+ * retry (QUEUED, due later, or handed back and not written yet). A message
+ * the dispatcher still holds is not claimed again when its lease runs out,
+ * and holds back its receiver's later messages like one in flight. See
+ * Dispatcher.claim for why.
+ */
+export async function claimDue(tx: Transaction<Database>, dialect: Dialect, requests: ClaimRequest[]): Promise<Claimed[][]> {
+  const out: Claimed[][] = [];
+  for (const r of requests) out.push(await claimOne(tx, dialect, r));
+  return out;
+}
+
+async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest): Promise<Claimed[]> {
+  const held = new Set(r.held);
+  const firstWaiting = new Map<string, Position>(r.handedBack);
+  // Few rows: what waits for a retry. Literal, so that the partial index messages_waiting_idx (migration 007) serves it.
+  const waiting = await tx
+    .selectFrom('messages')
+    .select(['receiver', 'schedule_at', 'id'])
+    .where('connector', '=', r.connector)
+    .where(sql<boolean>`status = 'QUEUED'`)
+    .where('due_at', '>', r.now)
+    .execute();
+  for (const w of waiting) {
+    const known = firstWaiting.get(w.receiver);
+    if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
+  }
+  const due = await tx
+    .selectFrom('messages')
+    .select(['id', 'receiver', 'schedule_at'])
+    .where('connector', '=', r.connector)
+    // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
+    .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+    .where('due_at', '<=', r.now)
+    .orderBy('schedule_at')
+    .orderBy('id')
+    .limit(r.limit + held.size)
+    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+    .execute();
+  const ids: string[] = [];
+  for (const m of due) {
+    const first = firstWaiting.get(m.receiver);
+    if (first && first.id !== m.id && !before(m, first)) continue;
+    if (held.has(m.id)) {
+      // Ours still, past its lease: not again, and it holds back its receiver's later messages like one in flight.
+      firstWaiting.set(m.receiver, m);
+      continue;
+    }
+    if (ids.length < r.limit) ids.push(m.id);
+  }
+  if (ids.length === 0) return [];
+  const rows = await tx
+    .updateTable('messages')
+    .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
+    .where('id', 'in', ids)
+    .returning(CLAIMED_COLUMNS)
+    .execute();
+  return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { openDatabase, type Db } from '../src/db/database.ts';
+import { DomainError } from '../src/shared/errors.ts';
+import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
+
+/**
+ * The database layer itself, on whichever database the suite runs on. On
+ * SQLite the connection lives on its own thread (src/db/sqlite-thread.ts):
+ * queries, transactions and jobs cross to it and back.
+ */
+let fresh: TestDatabase;
+let db: Db;
+before(async () => {
+  fresh = await freshDatabase();
+  db = await openDatabase({ dataDir: fresh.env.GATEWAY_DATA_DIR ?? '', databaseUrl: fresh.env.DATABASE_URL, ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}) });
+});
+after(async () => {
+  await db.close();
+  await fresh.drop();
+});
+
+const account = (name: string, balance: number) => ({ name, role: 'CUSTOMER' as const, balance, timezone: 'UTC', active: 1, created_at: Date.now() });
+
+describe(`database layer (${DIALECT})`, () => {
+  it('runs queries and transactions; a failed transaction leaves nothing behind', async () => {
+    const { id } = await db.kysely.insertInto('accounts').values(account('A', 5)).returning('id').executeTakeFirstOrThrow();
+    await assert.rejects(
+      db.kysely.transaction().execute(async (tx) => {
+        await tx.updateTable('accounts').set({ balance: 99 }).where('id', '=', id).execute();
+        throw new Error('changed my mind');
+      }),
+      /changed my mind/,
+    );
+    const row = await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.balance, 5);
+  });
+
+  it("keeps the database's error codes (a unique key broken is recognizable)", async () => {
+    await db.kysely.insertInto('blocklist').values({ account_id: 1, phone: '5511999990000', created_at: 1 }).execute();
+    const err = await db.kysely.insertInto('blocklist').values({ account_id: 1, phone: '5511999990000', created_at: 2 }).execute().then(() => null, (e: unknown) => e as Error & { code?: string });
+    // The blocklist has a unique (account, phone) key on both databases.
+    assert.ok(err, 'the second insert must fail');
+    assert.match(String(err.code), DIALECT === 'sqlite' ? /^SQLITE_CONSTRAINT/ : /^23505$/);
+  });
+
+  it('runs a job as one transaction, answering per item, a refused item as a DomainError', async () => {
+    const { id } = await db.kysely.insertInto('accounts').values(account('B', 100)).returning('id').executeTakeFirstOrThrow();
+    const route = await db.kysely
+      .insertInto('routes')
+      .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: 40, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const input = (receiver: string) => ({
+      accountId: Number(id), route, source: 'gateway' as const, content: 'hi', tag: null, custom: null, sender: null, scheduleAt: null,
+      items: [{ receiver, content: 'hi', segments: 1, tag: null, custom: null, payload: null }],
+    });
+    const results = await db.run('accept', [input('5511900000001'), input('5511900000002'), input('5511900000003')]);
+    assert.equal(results.length, 3);
+    assert.ok(!(results[0] instanceof Error) && !(results[1] instanceof Error), 'two fit in the balance of 100 at 40 each');
+    assert.ok(results[2] instanceof DomainError, 'the third does not');
+    assert.equal(results[2].code, 'INSUFFICIENT_BALANCE');
+    const balance = await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(balance.balance, 20);
+    const messages = await db.kysely.selectFrom('messages').select(sql<number>`count(*)`.as('n')).where('account_id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(Number(messages.n), 2);
+  });
+
+  it('SQLite: the event loop keeps turning while a long query runs', { skip: DIALECT !== 'sqlite' }, async () => {
+    let turned = false;
+    setImmediate(() => (turned = true));
+    // Millions of rows counted by SQLite: on the event loop thread this would run to its end before the immediate.
+    const slow = sql<{ n: number }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c`.execute(db.kysely);
+    const { rows } = await slow;
+    assert.equal(rows[0]?.n, 3_000_000);
+    assert.equal(turned, true, 'the immediate ran while SQLite counted');
+  });
+});
