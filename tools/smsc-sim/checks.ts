@@ -57,9 +57,17 @@ export interface AssembledMessage {
   complete: boolean;
 }
 
-/** Groups accepted submits into messages (UDH concatenation by receiver, reference and total), in arrival order. */
+/**
+ * Groups accepted submits into messages (UDH concatenation by receiver,
+ * reference and total), in arrival order, as a handset does: parts collect
+ * in the one open group of their key; a part whose number that group already
+ * has starts a new one and leaves the old incomplete for good (a resend, or
+ * another message that happens to share the 8-bit reference).
+ */
 export function assemble(records: SubmitRecord[]): AssembledMessage[] {
-  const out: Array<{ key: string | null; total: number; parts: Array<{ seq: number; body: Buffer; rec: SubmitRecord }> }> = [];
+  type Group = { key: string | null; total: number; parts: Array<{ seq: number; body: Buffer; rec: SubmitRecord }> };
+  const out: Group[] = [];
+  const open = new Map<string, Group>();
   for (const rec of records) {
     const udh = rec.esmClass & ESM_UDHI ? parseUdh(rec.bytes) : null;
     if (!udh?.concat) {
@@ -68,12 +76,14 @@ export function assemble(records: SubmitRecord[]): AssembledMessage[] {
     }
     const { reference, total, sequence } = udh.concat;
     const key = `${rec.receiver}|${reference}|${total}`;
-    let group = out.find((g) => g.key === key && g.parts.length < g.total && !g.parts.some((p) => p.seq === sequence));
-    if (!group) {
+    let group = open.get(key);
+    if (!group || group.parts.some((p) => p.seq === sequence)) {
       group = { key, total, parts: [] };
       out.push(group);
+      open.set(key, group);
     }
     group.parts.push({ seq: sequence, body: udh.body, rec });
+    if (group.parts.length === total) open.delete(key);
   }
   return out.map((g) => {
     const parts = [...g.parts].sort((a, b) => a.seq - b.seq);
