@@ -77,7 +77,7 @@ export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const group = await findGroup(ctx.db, accountId, groupName);
     if (!group) throw badRequest((x) => x.groupNotFound(groupName));
     const at = when(request, body.ScheduleDate);
-    const route = await legacyRoute(ctx.db, accountId);
+    const route = await legacyRoute(ctx.core.routes, accountId);
     const receivers = [...new Set(await groupPhones(ctx.db, accountId, [group.id]))];
     if (receivers.length === 0) throw badRequest((x) => x.groupEmpty(group.name));
     // The 100-phone limit is for Receivers; a group send has the gateway's ceiling.

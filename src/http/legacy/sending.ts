@@ -2,7 +2,7 @@ import type { Principal } from '../../accounts/api-keys.ts';
 import type { Executor } from '../../db/executor.ts';
 import type { RouteRow } from '../../db/tables.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
-import { listAccountRoutes } from '../../routing/routes.ts';
+import type { AccountRoutes } from '../../routing/account-routes.ts';
 import { getBalance } from '../../billing/ledger.ts';
 import { chargedSegments } from '../../billing/segments.ts';
 import { DomainError } from '../../shared/errors.ts';
@@ -11,9 +11,9 @@ import { formatDate } from './dates.ts';
 import type { LegacyContext } from './context.ts';
 import type { Texts } from './texts.ts';
 
-/** Legacy sends name no route: the account's first SMS route carries them. */
-export async function legacyRoute(db: Executor, accountId: number): Promise<RouteRow> {
-  const route = (await listAccountRoutes(db, accountId)).find((r) => r.channel === 'SMS');
+/** Legacy sends name no route: the account's first SMS route carries them (read through the routes cache, like gateway sends). */
+export async function legacyRoute(routes: AccountRoutes, accountId: number): Promise<RouteRow> {
+  const route = (await routes.list(accountId)).find((r) => r.channel === 'SMS');
   if (!route) throw badRequest((t) => t.noRoute);
   return route;
 }
@@ -42,7 +42,7 @@ export interface LegacySend {
  * so it shares the queue, charging, blocklist and reports.
  */
 export async function sendLegacy(ctx: LegacyContext, principal: Principal, send: LegacySend, route?: RouteRow): Promise<AcceptResult> {
-  const chosen = route ?? (await legacyRoute(ctx.db, principal.accountId));
+  const chosen = route ?? (await legacyRoute(ctx.core.routes, principal.accountId));
   await requireOneCredit(ctx.db, principal.accountId, chosen);
   const segments = chargedSegments(send.content);
   return ctx.core.accept({

@@ -44,7 +44,7 @@ export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
     async (request, reply) => {
       const phone = parsePhone(request.body.PhoneNumber);
       const { accountId, timezone } = request.principal;
-      const route = await legacyRoute(ctx.db, accountId);
+      const route = await legacyRoute(ctx.core.routes, accountId);
       await requireOneCredit(ctx.db, accountId, route);
       const minutes = request.body.ExpireInMinutes ?? DEFAULT_EXPIRY_MINUTES;
       const token = await createToken({ db: ctx.db, accept: (input) => ctx.core.accept(input) }, accountId, route, {
