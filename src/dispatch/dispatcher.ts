@@ -9,6 +9,8 @@ import { Waker } from '../shared/waker.ts';
 
 /** How long a partly filled claim waits before the next one. */
 const GATHER_MS = 20;
+/** How often a carrier with no room is looked at again. */
+const FULL_MS = 2;
 /**
  * Carrier answers not yet written, in batches, above which a carrier gets no
  * new claims. Answers come faster than they are written when the carrier is
@@ -80,18 +82,24 @@ export class Dispatcher {
   private async loop(carrier: Carrier): Promise<void> {
     while (this.running) {
       let claimed = 0;
+      let room = 0;
       try {
         const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - (this.unwritten.get(carrier.name) ?? 0);
-        const room = carrier.ready() ? Math.min(carrier.capacity(), this.options.batch, writable) : 0;
+        room = carrier.ready() ? Math.min(carrier.capacity(), this.options.batch, writable) : 0;
         if (room > 0) claimed = await this.dispatchOnce(carrier, room);
       } catch (err) {
         this.log.error({ err, connector: carrier.name }, 'dispatch failed; retrying');
       }
-      // A full batch: more may be due, go on at once. Otherwise let new
-      // messages gather for a moment (wake-ups included) so that a steady
+      // No room (the carrier's window full, or its answers not written yet):
+      // look again shortly, room comes back answer by answer. As many as there
+      // was room for: more are probably due, go on at once (the window and
+      // the claim's own round trip pace the loop). Fewer: the outbox is
+      // drained, so let new messages gather for a moment so that a steady
       // trickle of accepts is claimed in batches, not one claim per message.
-      if (claimed === 0) await this.sleep(this.options.pollMs);
-      else if (claimed < this.options.batch) await new Promise((r) => setTimeout(r, GATHER_MS));
+      // Nothing due: sleep until woken (accepts, written answers) or the poll.
+      if (room === 0 && carrier.ready()) await new Promise((r) => setTimeout(r, FULL_MS));
+      else if (claimed === 0) await this.sleep(this.options.pollMs);
+      else if (claimed < room) await new Promise((r) => setTimeout(r, GATHER_MS));
       else await new Promise((r) => setImmediate(r));
     }
   }
