@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/shared/errors.ts';
@@ -65,6 +69,16 @@ describe(`database layer (${DIALECT})`, () => {
     assert.equal(balance.balance, 20);
     const messages = await db.kysely.selectFrom('messages').select(sql<number>`count(*)`.as('n')).where('account_id', '=', id).executeTakeFirstOrThrow();
     assert.equal(Number(messages.n), 2);
+  });
+
+  it('SQLite: a file that is not a database is refused at open, naming the file', { skip: DIALECT !== 'sqlite' }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-notadb-'));
+    try {
+      writeFileSync(join(dir, 'gateway.sqlite'), randomBytes(8192));
+      await assert.rejects(openDatabase({ dataDir: dir }), (err: Error) => err.message.includes(join(dir, 'gateway.sqlite')) && /not a database/.test(err.message));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('SQLite: the event loop keeps turning while a long query runs', { skip: DIALECT !== 'sqlite' }, async () => {

@@ -46,7 +46,13 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 /** Opens the database (SQLite in the data directory, or PostgreSQL) and runs the migrations. */
 export async function openDatabase(options: DbOptions): Promise<Db> {
   const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
-  await migrate(db);
+  try {
+    await migrate(db);
+  } catch (err) {
+    // Not opened after all: stop its threads or pool.
+    await db.close().catch(() => undefined);
+    throw err;
+  }
   return db;
 }
 

@@ -51,6 +51,14 @@ function toError(e: PlainError): Error {
   return err;
 }
 
+function describeThrown(thrown: unknown, path: string): Error {
+  const { code, message } = (typeof thrown === 'object' && thrown !== null ? thrown : {}) as { code?: unknown; message?: unknown };
+  const what = typeof message === 'string' && message ? message : typeof code === 'string' ? code : String(thrown);
+  const err = new Error(`SQLite database ${path}: ${what}`) as Error & { code?: string };
+  if (typeof code === 'string') err.code = code;
+  return err;
+}
+
 class SqliteThread {
   private readonly worker: Worker;
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
@@ -75,7 +83,9 @@ class SqliteThread {
       if (this.pending.size === 0) this.worker.unref();
       call?.resolve(reply);
     });
-    const fail = (err: Error) => {
+    const fail = (thrown: unknown) => {
+      // An error thrown in the thread arrives as what could be copied of it (a SqliteError: only its code).
+      const err = thrown instanceof Error ? thrown : describeThrown(thrown, options.path);
       this.dead ??= err;
       for (const call of this.pending.values()) call.reject(err);
       this.pending.clear();

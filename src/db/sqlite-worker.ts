@@ -16,16 +16,29 @@ const options = workerData as SqliteThreadOptions;
 const port = parentPort;
 if (!port) throw new Error('sqlite-worker.ts runs as a worker thread');
 
-const file = new SQLite(options.path);
-file.pragma('journal_mode = WAL');
-// Commits never fsync here: with FULL, the event loop thread waits for an
-// fsync of the WAL on libuv's thread pool after the commit (WalSync).
-file.pragma('synchronous = NORMAL');
-file.pragma('busy_timeout = 5000');
-file.pragma('foreign_keys = ON');
-file.pragma(`wal_autocheckpoint = ${options.autocheckpointPages}`);
-// The outbox's indexes are read and written on every commit: keep them in memory (64 MiB of page cache, not SQLite's 2 MiB).
-file.pragma('cache_size = -65536');
+function open(path: string): SQLite.Database {
+  const db = new SQLite(path);
+  db.pragma('journal_mode = WAL');
+  // Commits never fsync here: with FULL, the event loop thread waits for an
+  // fsync of the WAL on libuv's thread pool after the commit (WalSync).
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.pragma(`wal_autocheckpoint = ${options.autocheckpointPages}`);
+  // The outbox's indexes are read and written on every commit: keep them in memory (64 MiB of page cache, not SQLite's 2 MiB).
+  db.pragma('cache_size = -65536');
+  return db;
+}
+
+let opened: SQLite.Database;
+try {
+  opened = open(options.path);
+} catch (err) {
+  // Only a plain Error crosses to the other thread whole (message and code).
+  const code = (err as { code?: unknown }).code;
+  throw Object.assign(new Error(`SQLite database ${options.path}: ${err instanceof Error ? err.message : String(err)}`), typeof code === 'string' ? { code } : {});
+}
+const file = opened;
 
 /**
  * Preparing costs more than running a small statement: the same SQL text
