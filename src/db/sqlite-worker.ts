@@ -125,9 +125,19 @@ async function handle(request: Request): Promise<Reply> {
  */
 let chain: Promise<void> = Promise.resolve();
 const deferred: Request[] = [];
-const answer = async (request: Request) => port.postMessage(await handle(request));
+/** Every request gets an answer, even one whose result cannot be copied to the other thread. */
+async function answer(request: Request): Promise<void> {
+  const reply = await handle(request);
+  try {
+    port?.postMessage(reply);
+  } catch (err) {
+    port?.postMessage({ id: request.id, ok: false, error: plainError(err), written: reply.written, inTransaction: file.inTransaction } satisfies Reply);
+  }
+}
+
 port.on('message', (request: Request | { op: 'close' }) => {
-  chain = chain.then(async () => {
+  // Nothing may break the chain: a rejected link would leave every later request unanswered.
+  chain = chain.catch(() => undefined).then(async () => {
     if (request.op === 'close') {
       await kysely.destroy();
       port.close();
