@@ -40,6 +40,8 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
  * refused here as a 400 on every database. Iterative: bodies may nest deeply.
  */
 function nulErrors(data: unknown): ErrorObject[] {
+  // Almost never there: look without making paths first.
+  if (!hasNul(data)) return [];
   const errors: ErrorObject[] = [];
   const stack: [unknown, string][] = [[data, '']];
   for (let item = stack.pop(); item; item = stack.pop()) {
@@ -51,6 +53,19 @@ function nulErrors(data: unknown): ErrorObject[] {
     }
   }
   return errors.reverse();
+}
+
+function hasNul(data: unknown): boolean {
+  const stack: unknown[] = [data];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return true;
+    } else if (value !== null && typeof value === 'object') {
+      for (const v of Object.values(value)) stack.push(v);
+    }
+  }
+  return false;
 }
 
 /** `/receivers/0` -> `receivers[0]`. */
