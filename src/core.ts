@@ -54,6 +54,11 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     dataDir: config.GATEWAY_DATA_DIR,
     databaseUrl: config.DATABASE_URL,
     sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
+    // Nothing works without the database: exit, so that a supervisor restarts the gateway (what was accepted is on disk).
+    onSqliteDeath: (err) => {
+      log.fatal({ err }, 'the SQLite thread stopped; exiting');
+      process.exit(70);
+    },
     ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
   });
 

@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
+import type { Worker } from 'node:worker_threads';
+import { CompiledQuery, sql } from 'kysely';
+import { ThreadedSqliteDriver } from '../src/db/sqlite-thread.ts';
+import { Checkpointer } from '../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/shared/errors.ts';
 import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
@@ -79,6 +82,29 @@ describe(`database layer (${DIALECT})`, () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('SQLite: a thread that stops while in use is reported once, and later queries fail with its reason', { skip: DIALECT !== 'sqlite' }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gw-thread-'));
+    const path = join(dir, 'gateway.sqlite');
+    const deaths: Error[] = [];
+    const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: 1000 }, null, new Checkpointer(path, 1000), (err) => deaths.push(err));
+    try {
+      await driver.init();
+      const connection = await driver.acquireConnection();
+      const { rows } = await connection.executeQuery<{ one: number }>(CompiledQuery.raw('select 1 as one'));
+      assert.deepEqual(rows, [{ one: 1 }]);
+      await driver.releaseConnection();
+      // What running out of memory would do: the thread ends, unasked.
+      await (driver as unknown as { thread: { worker: Worker } }).thread.worker.terminate();
+      assert.equal(deaths.length, 1);
+      assert.match(deaths[0]?.message ?? '', /SQLite thread exited/);
+      await assert.rejects(driver.run('claim', []), /SQLite thread exited/);
+    } finally {
+      await driver.destroy();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(deaths.length, 1, 'closing afterwards is not a second death');
   });
 
   it('SQLite: the event loop keeps turning while a long query runs', { skip: DIALECT !== 'sqlite' }, async () => {

@@ -34,6 +34,8 @@ export interface DbOptions {
   sqliteSynchronous?: 'FULL' | 'NORMAL';
   /** SQLite file name inside dataDir. */
   sqliteFile?: string;
+  /** SQLite: its thread stopped while in use; every later query fails (src/db/sqlite-thread.ts). */
+  onSqliteDeath?: (err: Error) => void;
 }
 
 /** Checkpoints run in a worker (src/db/checkpointer.ts); the connection's own is a safety net (pages of 4 KiB). */
@@ -60,7 +62,7 @@ function openSqlite(options: DbOptions): Db {
   mkdirSync(options.dataDir, { recursive: true });
   const path = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
   const durable = (options.sqliteSynchronous ?? 'FULL') === 'FULL';
-  const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: AUTOCHECKPOINT_PAGES }, durable ? new WalSync(`${path}-wal`) : null, new Checkpointer(path, CHECKPOINT_EVERY_MS));
+  const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: AUTOCHECKPOINT_PAGES }, durable ? new WalSync(`${path}-wal`) : null, new Checkpointer(path, CHECKPOINT_EVERY_MS), options.onSqliteDeath);
   const kysely = new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),

@@ -64,9 +64,15 @@ class SqliteThread {
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private dead: Error | null = null;
+  private started = false;
+  private closing = false;
   readonly ready: Promise<void>;
 
-  constructor(options: SqliteThreadOptions) {
+  constructor(
+    options: SqliteThreadOptions,
+    /** Called if the thread stops after it started, unasked (see ThreadedSqliteDriver). */
+    onDeath: (err: Error) => void,
+  ) {
     // The worker is TypeScript like the rest: register tsx's loader in it first.
     const tsx = import.meta.resolve('tsx/esm/api');
     const script = new URL('./sqlite-worker.ts', import.meta.url).href;
@@ -75,7 +81,13 @@ class SqliteThread {
       workerData: options,
     });
     this.ready = new Promise<void>((resolve, reject) => {
-      this.pending.set(0, { resolve: () => resolve(), reject });
+      this.pending.set(0, {
+        resolve: () => {
+          this.started = true;
+          resolve();
+        },
+        reject,
+      });
     });
     this.worker.on('message', (reply: Reply) => {
       const call = this.pending.get(reply.id);
@@ -86,9 +98,11 @@ class SqliteThread {
     const fail = (thrown: unknown) => {
       // An error thrown in the thread arrives as what could be copied of it (a SqliteError: only its code).
       const err = thrown instanceof Error ? thrown : describeThrown(thrown, options.path);
-      this.dead ??= err;
+      if (this.dead) return;
+      this.dead = err;
       for (const call of this.pending.values()) call.reject(err);
       this.pending.clear();
+      if (this.started && !this.closing) onDeath(err);
     };
     this.worker.on('error', fail);
     this.worker.on('exit', (code) => fail(new Error(`the SQLite thread exited (code ${code})`)));
@@ -107,6 +121,7 @@ class SqliteThread {
 
   async close(): Promise<void> {
     if (this.dead) return;
+    this.closing = true;
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.ref();
     this.worker.postMessage({ op: 'close' });
@@ -153,8 +168,15 @@ export class ThreadedSqliteDriver implements Driver {
     /** null: synchronous=NORMAL asked for, writes do not wait for the disk. */
     private readonly wal: WalSync | null,
     private readonly checkpointer: Checkpointer,
+    /**
+     * The thread stopped while in use (it answers every request, errors
+     * included, so only something like running out of memory stops it).
+     * Every later query fails with `err`; a process should exit and be
+     * restarted: what it accepted is on disk.
+     */
+    onDeath: (err: Error) => void = () => undefined,
   ) {
-    this.thread = new SqliteThread(options);
+    this.thread = new SqliteThread(options, onDeath);
     this.connection = new ThreadConnection(this.thread);
   }
 
