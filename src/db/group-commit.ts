@@ -22,7 +22,7 @@ export class GroupCommitter<In, Out> {
   private scheduled = false;
 
   constructor(
-    /** Writes all items in one transaction (a job, src/db/jobs.ts); returns one outcome per item (an Error rejects that item only). */
+    /** Writes all items in one transaction (e.g. a job, src/db/jobs.ts); returns one outcome per item (an Error rejects that item only). */
     private readonly write: (items: In[]) => Promise<(Out | Error)[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
