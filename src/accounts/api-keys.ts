@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Executor } from '../db/executor.ts';
 import { DomainError, notFound, unauthorized, validation } from '../shared/errors.ts';
+import { LookupCache } from '../shared/lookup-cache.ts';
 
 /** What an authenticated request knows about its caller. */
 export interface Principal {
@@ -74,10 +75,11 @@ interface CachedKey {
  * clears the cache at once, other processes see it within `ttlMs`.
  */
 export class KeyAuthenticator {
-  /** The lookup itself is kept (a promise): requests that miss at once share one query. */
-  private cache = new Map<string, { entry: Promise<CachedKey>; expires: number }>();
+  private readonly cache: LookupCache<string, CachedKey>;
 
-  constructor(private readonly db: Executor, private readonly ttlMs = 1000) {}
+  constructor(private readonly db: Executor, ttlMs = 1000) {
+    this.cache = new LookupCache(ttlMs);
+  }
 
   invalidate(): void {
     this.cache.clear();
@@ -87,17 +89,7 @@ export class KeyAuthenticator {
   async authenticate(key: string | undefined, ip: string): Promise<Principal> {
     if (!key) throw unauthorized();
     const hash = hashKey(key.trim());
-    const now = Date.now();
-    let cached = this.cache.get(hash);
-    if (!cached || cached.expires <= now) {
-      if (this.cache.size > 10_000) this.invalidate();
-      const fresh = { entry: this.load(hash), expires: now + this.ttlMs };
-      this.cache.set(hash, fresh);
-      // A failed read is not remembered.
-      fresh.entry.catch(() => this.cache.get(hash) === fresh && this.cache.delete(hash));
-      cached = fresh;
-    }
-    const entry = await cached.entry;
+    const entry = await this.cache.get(hash, () => this.load(hash));
     if (!entry.principal) throw unauthorized('The API key is invalid or has been revoked.');
     if (!entry.active) throw unauthorized('The account of this API key is deactivated.');
     if (entry.allow && !ipAllowed(entry.allow, ip)) {

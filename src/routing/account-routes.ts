@@ -2,6 +2,7 @@ import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import { notFound } from '../shared/errors.ts';
 import { listAccountRoutes } from './routes.ts';
+import { LookupCache } from '../shared/lookup-cache.ts';
 
 /**
  * The routes each account may send through, read once a second at most:
@@ -11,27 +12,21 @@ import { listAccountRoutes } from './routes.ts';
  * sharing the database see them within `ttlMs`, like API key revocations.
  */
 export class AccountRoutes {
-  private cache = new Map<number, { routes: Promise<RouteRow[]>; expires: number }>();
+  private readonly cache: LookupCache<number, RouteRow[]>;
 
   constructor(
     private readonly db: Executor,
-    private readonly ttlMs = 1000,
-  ) {}
+    ttlMs = 1000,
+  ) {
+    this.cache = new LookupCache(ttlMs);
+  }
 
   invalidate(): void {
     this.cache.clear();
   }
 
   list(accountId: number): Promise<RouteRow[]> {
-    const now = Date.now();
-    const cached = this.cache.get(accountId);
-    if (cached && cached.expires > now) return cached.routes;
-    if (this.cache.size > 10_000) this.invalidate();
-    const fresh = { routes: listAccountRoutes(this.db, accountId), expires: now + this.ttlMs };
-    this.cache.set(accountId, fresh);
-    // A failed read is not remembered.
-    fresh.routes.catch(() => this.cache.get(accountId) === fresh && this.cache.delete(accountId));
-    return fresh.routes;
+    return this.cache.get(accountId, () => listAccountRoutes(this.db, accountId));
   }
 
   /** The route if the account may use it; NOT_FOUND otherwise (no hint that it exists for others). */
