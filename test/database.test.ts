@@ -74,6 +74,34 @@ describe(`database layer (${DIALECT})`, () => {
     assert.equal(Number(messages.n), 2);
   });
 
+  it('jobs that run together stay apart: one that fails leaves nothing, the others commit', async () => {
+    const { id } = await db.kysely.insertInto('accounts').values(account('C', 1000)).returning('id').executeTakeFirstOrThrow();
+    const route = await db.kysely
+      .insertInto('routes')
+      .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: 10, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    const input = (content: string | null) => ({
+      accountId: Number(id), route, source: 'gateway' as const, content: 'request', tag: null, custom: null, sender: null, scheduleAt: null,
+      items: [{ receiver: '5511900000009', content: content as string, segments: 1, tag: null, custom: null, payload: null }],
+    });
+    // Posted while a transaction is open: on SQLite the thread holds them
+    // back and then runs them together, in one transaction.
+    const results = await db.kysely.transaction().execute(async (tx) => {
+      const runs = [db.run('accept', [input('first')]), db.run('accept', [input(null)]), db.run('accept', [input('third')])].map((p) => p.then((r) => r[0], (e: unknown) => e as Error));
+      await tx.selectFrom('accounts').select('id').where('id', '=', id).execute();
+      return runs;
+    });
+    const [first, failed, third] = await Promise.all(results);
+    assert.ok(first && !(first instanceof Error) && third && !(third instanceof Error), 'the two good jobs are answered with their results');
+    assert.ok(failed instanceof Error, 'the job whose message has no content fails');
+    // Its request row was written before its message failed: undone with it.
+    const requests = await db.kysely.selectFrom('requests').select('id').where('account_id', '=', id).execute();
+    assert.deepEqual(requests.map((r) => r.id).sort(), [first.requestId, third.requestId].sort());
+    const balance = await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(balance.balance, 980);
+  });
+
   it('SQLite: a file that is not a database is refused at open, naming the file', { skip: DIALECT !== 'sqlite' }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-notadb-'));
     try {
