@@ -10,12 +10,13 @@
  * dispatched). It is measured before any message is accepted.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
+import { cpuOf, peakRssMb } from './proc.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -55,16 +56,6 @@ async function load(base: string, headers: Record<string, string>, body: string)
   return { rps: result.requests.average, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors, p99: result.latency.p99 };
 }
 
-const peakRssMb = (pid: number) => {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-};
-
-/** CPU seconds (user + system, all threads) a process has used: /proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s. */
-const cpuOf = (pid: number) => {
-  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-'));
 const body = JSON.stringify({ receivers: [5511999998888], message: 'Benchmark message', route: 1 });
 

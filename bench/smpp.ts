@@ -31,6 +31,7 @@ import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
 import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
+import { cpuOf } from './proc.ts';
 
 const WINDOW = 100;
 const SYSTEM_ID = 'bench';
@@ -76,8 +77,12 @@ async function post(base: string, path: string, body: unknown, headers: Record<s
   return (text ? JSON.parse(text) : {}) as { id: number; key: string };
 }
 
-/** The bare `smpp` package: one transceiver bind, submit_sm kept WINDOW deep for `seconds`; returns submit_sm_resp a second. */
-async function baseline(port: number, seconds: number): Promise<number> {
+/**
+ * The bare `smpp` package: one transceiver bind, submit_sm kept WINDOW deep
+ * for `seconds`; returns submit_sm_resp a second and the CPU (µs) this
+ * process spent per message (submit, response, receipt and its answer).
+ */
+async function baseline(port: number, seconds: number): Promise<{ rate: number; cpuPerMessage: number }> {
   const socket = net.connect({ host: '127.0.0.1', port });
   socket.setNoDelay(true);
   const session = new smpp.Session({ socket });
@@ -128,15 +133,17 @@ async function baseline(port: number, seconds: number): Promise<number> {
   await pause(1000); // warm-up
   counting = true;
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   await pause(seconds * 1000);
   counting = false;
+  const cpu = process.cpuUsage(cpu0);
   const rate = counted / ((performance.now() - started) / 1000);
   stop = true;
   await finished;
   await new Promise((r) => setTimeout(r, 300)); // let the last receipts be answered
   await new Promise<void>((resolve) => session.send(new smpp.PDU('unbind'), () => resolve()));
   session.close();
-  return rate;
+  return { rate, cpuPerMessage: (cpu.user + cpu.system) / Math.max(1, counted) };
 }
 
 /**
@@ -236,12 +243,14 @@ async function main(): Promise<void> {
     /** Messages a second from the first request until the last submit_sm_resp was recorded. */
     const endToEnd = async (perRequest: number, load: { duration?: number; amount?: number }) => {
       const loadStart = Date.now();
+      const cpu0 = cpuOf(gw.child.pid ?? 0);
       const api = await sendLoad(base, key, route.id, { perRequest, ...load });
       const backlog = queueLength();
       if (!(await drained(120_000))) throw new Error('the load did not drain within 120 s');
+      const cpu = cpuOf(gw.child.pid ?? 0) - cpu0;
       const accepted = (createdSince.get(loadStart) as { n: number }).n;
       const span = sentSince.get(loadStart) as { n: number; last: number };
-      return { rate: span.n / ((span.last - loadStart) / 1000), sent: span.n, accepted, api, backlog };
+      return { rate: span.n / ((span.last - loadStart) / 1000), sent: span.n, accepted, api, backlog, cpuPerMessage: (cpu * 1e6) / Math.max(1, span.n) };
     };
 
     // 3. End-to-end rates. One receiver a request: the HTTP accept path is what limits (see npm run bench).
@@ -281,11 +290,12 @@ async function main(): Promise<void> {
     const verdict = (ratio: number) => `${ratio.toFixed(2)} of baseline (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'})`;
     process.stdout.write([
       `SMPP throughput through one bind, window ${WINDOW}; SQLite synchronous=FULL; simulator receipts after 20 ms (child process)`,
-      `  bare smpp client, submit_sm loop (baseline):  ${fmt(bare)} submit_sm_resp/s over ${BASELINE_SECONDS}s`,
+      `  bare smpp client, submit_sm loop (baseline):  ${fmt(bare.rate)} submit_sm_resp/s over ${BASELINE_SECONDS}s, ${bare.cpuPerMessage.toFixed(0)} µs CPU a message`,
       `  gateway, API accept -> submit_sm_resp:`,
-      `    100 receivers a request (bulk):             ${fmt(bulk.rate)} msg/s  ${verdict(bulk.rate / bare)}`,
+      `    100 receivers a request (bulk):             ${fmt(bulk.rate)} msg/s  ${verdict(bulk.rate / bare.rate)}`,
+      `        gateway CPU a message, all threads, accept to receipt: ${bulk.cpuPerMessage.toFixed(0)} µs (bare client: ${bare.cpuPerMessage.toFixed(0)} µs, ratio ${(bare.cpuPerMessage / bulk.cpuPerMessage).toFixed(2)}; less noisy than the rates)`,
       `        ${bulk.sent}/${bulk.accepted} messages, API ${bulk.api.requests.average.toFixed(0)} req/s = ${(bulk.api.requests.average * BULK_PER_REQUEST).toFixed(0)} msg/s accepted, ${bulk.api.non2xx} non-2xx, ${bulk.api.errors} errors; queue when the API was done: ${bulk.backlog}`,
-      `    1 receiver a request:                       ${fmt(single.rate)} msg/s  ${verdict(single.rate / bare)}`,
+      `    1 receiver a request:                       ${fmt(single.rate)} msg/s  ${verdict(single.rate / bare.rate)}`,
       `        ${single.sent}/${single.accepted} messages in ${LOAD_SECONDS}s, API ${single.api.requests.average.toFixed(0)} req/s, ${single.api.non2xx} non-2xx, ${single.api.errors} errors; queue when the API was done: ${single.backlog}`,
       single.backlog < single.accepted * 0.05
         ? '        (the HTTP accept path limits here, not SMPP: the queue was near empty when the API was done)'

@@ -8,7 +8,7 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import smpp, { Status, statusText, type Pdu, type PduParams, type Session, type SmppLogger } from './smpp-lib.ts';
+import smpp, { Status, statusText, writeTogether, type Pdu, type PduParams, type Session, type SmppLogger } from './smpp-lib.ts';
 
 export type BindType = 'transceiver' | 'transmitter' | 'receiver';
 
@@ -126,7 +126,7 @@ export class SmppBind {
       ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...tlsOptions })
       : net.connect({ host, port });
     socket.setNoDelay(true);
-    const session = new smpp.Session({ socket });
+    const session = writeTogether(new smpp.Session({ socket }));
     this.session = session;
     this.state = 'connecting';
     this.closeReason = '';
