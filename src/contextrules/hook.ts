@@ -4,7 +4,6 @@ import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
 import type { StoredReply } from '../messaging/replies.ts';
-import { listAccountRoutes } from '../routing/routes.ts';
 import { chargedSegments } from '../billing/segments.ts';
 import { classify } from './matching.ts';
 import { contextDb, toRule } from './rules.ts';
@@ -13,6 +12,8 @@ import { MAX_DEFAULT_ANSWERS, claimReply, closeConversation, findWaiting, record
 export interface ContextDeps {
   db: Executor;
   accept: (input: AcceptInput) => Promise<AcceptResult>;
+  /** The routes the account may send through (the core's cache). */
+  routes: (accountId: number) => Promise<RouteRow[]>;
   log: Logger;
 }
 
@@ -63,7 +64,7 @@ export async function answerReply(deps: ContextDeps, reply: StoredReply): Promis
   if (!(await claimReply(deps.db, accountId, conv, { ...next, reply: reply.content, at: reply.receivedAt }))) return;
   if (answer === null) return;
 
-  const route = await answerRoute(deps.db, accountId, Number(message.route_id));
+  const route = await answerRoute(deps, accountId, Number(message.route_id));
   if (!route) {
     deps.log.warn({ accountId, conversation: conv.id }, 'context rule answer not sent: the account has no SMS route');
     return;
@@ -87,8 +88,8 @@ export async function answerReply(deps: ContextDeps, reply: StoredReply): Promis
 }
 
 /** The route of the answered message while the account may still use it, else its first SMS route. */
-async function answerRoute(db: Executor, accountId: number, routeId: number): Promise<RouteRow | null> {
-  const routes = (await listAccountRoutes(db, accountId)).filter((r) => r.channel === 'SMS');
+async function answerRoute(deps: ContextDeps, accountId: number, routeId: number): Promise<RouteRow | null> {
+  const routes = (await deps.routes(accountId)).filter((r) => r.channel === 'SMS');
   return routes.find((r) => Number(r.id) === routeId) ?? routes[0] ?? null;
 }
 
@@ -98,7 +99,7 @@ const installed = new WeakSet<Core>();
 export function installContextRules(core: Core): void {
   if (installed.has(core)) return;
   installed.add(core);
-  const deps: ContextDeps = { db: core.db.kysely, accept: (input) => core.accept(input), log: core.log };
+  const deps: ContextDeps = { db: core.db.kysely, accept: (input) => core.accept(input), routes: (accountId) => core.routes.list(accountId), log: core.log };
   core.onReply.push(async (reply) => {
     try {
       await answerReply(deps, reply);
