@@ -30,6 +30,21 @@ after(async () => {
 
 const account = (name: string, balance: number) => ({ name, role: 'CUSTOMER' as const, balance, timezone: 'UTC', active: 1, created_at: Date.now() });
 
+/** An account with `balance` and an SMS route at `fare`; `send(receiver, content)` makes an accept job's item for it. */
+async function sender(balance: number, fare: number) {
+  const { id } = await db.kysely.insertInto('accounts').values(account('Sender', balance)).returning('id').executeTakeFirstOrThrow();
+  const route = await db.kysely
+    .insertInto('routes')
+    .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: fare, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const send = (receiver: string, content: string | null) => ({
+    accountId: Number(id), route, source: 'gateway' as const, content: 'request', tag: null, custom: null, sender: null, scheduleAt: null,
+    items: [{ receiver, content: content as string, segments: 1, tag: null, custom: null, payload: null }],
+  });
+  return { id, send };
+}
+
 describe(`database layer (${DIALECT})`, () => {
   it('runs queries and transactions; a failed transaction leaves nothing behind', async () => {
     const { id } = await db.kysely.insertInto('accounts').values(account('A', 5)).returning('id').executeTakeFirstOrThrow();
@@ -53,17 +68,8 @@ describe(`database layer (${DIALECT})`, () => {
   });
 
   it('runs a job as one transaction, answering per item, a refused item as a DomainError', async () => {
-    const { id } = await db.kysely.insertInto('accounts').values(account('B', 100)).returning('id').executeTakeFirstOrThrow();
-    const route = await db.kysely
-      .insertInto('routes')
-      .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: 40, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const input = (receiver: string) => ({
-      accountId: Number(id), route, source: 'gateway' as const, content: 'hi', tag: null, custom: null, sender: null, scheduleAt: null,
-      items: [{ receiver, content: 'hi', segments: 1, tag: null, custom: null, payload: null }],
-    });
-    const results = await db.run('accept', [input('5511900000001'), input('5511900000002'), input('5511900000003')]);
+    const { id, send } = await sender(100, 40);
+    const results = await db.run('accept', [send('5511900000001', 'hi'), send('5511900000002', 'hi'), send('5511900000003', 'hi')]);
     assert.equal(results.length, 3);
     assert.ok(!(results[0] instanceof Error) && !(results[1] instanceof Error), 'two fit in the balance of 100 at 40 each');
     assert.ok(results[2] instanceof DomainError, 'the third does not');
@@ -75,20 +81,11 @@ describe(`database layer (${DIALECT})`, () => {
   });
 
   it('jobs that run together stay apart: one that fails leaves nothing, the others commit', async () => {
-    const { id } = await db.kysely.insertInto('accounts').values(account('C', 1000)).returning('id').executeTakeFirstOrThrow();
-    const route = await db.kysely
-      .insertInto('routes')
-      .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: 10, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const input = (content: string | null) => ({
-      accountId: Number(id), route, source: 'gateway' as const, content: 'request', tag: null, custom: null, sender: null, scheduleAt: null,
-      items: [{ receiver: '5511900000009', content: content as string, segments: 1, tag: null, custom: null, payload: null }],
-    });
+    const { id, send } = await sender(1000, 10);
     // Posted while a transaction is open: on SQLite the thread holds them
     // back and then runs them together, in one transaction.
     const results = await db.kysely.transaction().execute(async (tx) => {
-      const runs = [db.run('accept', [input('first')]), db.run('accept', [input(null)]), db.run('accept', [input('third')])].map((p) => p.then((r) => r[0], (e: unknown) => e as Error));
+      const runs = ['first', null, 'third'].map((content) => db.run('accept', [send('5511900000009', content)]).then((r) => r[0], (e: unknown) => e as Error));
       await tx.selectFrom('accounts').select('id').where('id', '=', id).execute();
       return runs;
     });
