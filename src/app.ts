@@ -11,6 +11,7 @@ import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
 import { rcsPublicRoutes } from './rcs/public-routes.ts';
 import { openMediaStorage } from './rcs/storage.ts';
+import { metricsRoute, recordResponses } from './metrics/http.ts';
 
 export interface AppOptions {
   adminToken: string;
@@ -43,6 +44,8 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route: the hook covers them all, and the not-found handlers.
+  recordResponses(app, core.metrics);
 
   await app.register(swagger, {
     openapi: {
@@ -75,6 +78,8 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'carrier not ready', carriers });
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  // Prometheus (docs/metrics.md): operator token, like /admin.
+  metricsRoute(app, { metrics: core.metrics, adminToken: options.adminToken });
 
   await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
   await app.register(legacyPlugin, { prefix: '/api/v2', core });

@@ -12,6 +12,7 @@ import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
 import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
 import { createEvents, type Events } from './events/events.ts';
+import { createMetrics, type Metrics } from './metrics/metrics.ts';
 
 /**
  * The composition root below HTTP: database, use-case machinery, carriers
@@ -33,6 +34,8 @@ export interface Core {
   onReply: ((reply: StoredReply) => Promise<void>)[];
   /** Webhooks, legacy callbacks, opt-out, and the SSRF-safe outbound HTTP client (src/events, src/net). */
   events: Events;
+  /** Prometheus figures of this core (src/metrics, docs/metrics.md). */
+  metrics: Metrics;
   /** Resolves when every accepted result and receipt has been written. */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -62,6 +65,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
   });
 
+  const metrics = createMetrics({ db, carriers, log });
   const accepter = new GroupCommitter<AcceptInput, AcceptResult>((items) => db.run('accept', items));
   // Outcomes must be written in the order they came (a submit result before its
   // receipt, which looks up the carrier id the result records). SQLite runs one
@@ -72,7 +76,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     leaseMs: config.DISPATCH_LEASE_MS,
     batch: config.DISPATCH_BATCH,
     pollMs: config.DISPATCH_POLL_MS,
-  });
+  }, metrics.submitted);
   const onReply: Core['onReply'] = [];
   // Events (src/events): opt-out runs first among the reply hooks; the webhook deliverer is a loop beside the dispatcher.
   const events = createEvents(db, config, log);
@@ -80,9 +84,11 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
 
   const eventsFor = (connector: string): CarrierEvents => ({
     receipt: (receipt) => {
+      metrics.receipt(connector, receipt.status);
       outcomes.submit({ kind: 'receipt', connector, receipt }).catch((err: unknown) => log.error({ err, connector }, 'could not record a receipt'));
     },
     inbound: (message) => {
+      metrics.inbound(connector);
       recordInbound(db.kysely, connector, message)
         .then(async (reply) => {
           for (const hook of onReply) await hook(reply);
@@ -119,8 +125,10 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     dispatcher,
     onReply,
     events,
+    metrics,
     accept: async (input) => {
       const result = await accepter.submit(input);
+      metrics.accepted(input.route.channel, result.messages - result.blocked);
       dispatcher.wake();
       return result;
     },

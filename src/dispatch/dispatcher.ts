@@ -27,6 +27,12 @@ export interface DispatcherOptions {
   pollMs: number;
 }
 
+/** What a carrier answered to a submit: accepted, handed back for a retry, or refused for good. */
+export type SubmitOutcome = 'accepted' | 'retry' | 'failed';
+
+/** Told of every carrier answer to a submit (the metrics count them); must be cheap and must not throw. */
+export type OnSubmitted = (connector: string, outcome: SubmitOutcome) => void;
+
 /**
  * Moves due messages from the outbox to their carriers. Each loop claims a
  * batch with a lease (status SENDING, due_at = lease expiry): a dispatcher
@@ -60,6 +66,7 @@ export class Dispatcher {
     private readonly outcomes: GroupCommitter<Outcome, void>,
     private readonly log: Logger,
     private readonly options: DispatcherOptions,
+    private readonly onSubmitted: OnSubmitted = () => {},
   ) {}
 
   start(): void {
@@ -156,8 +163,13 @@ export class Dispatcher {
       );
     };
     for (const r of behind) onResult(r.id, { ok: false, retry: true, error: 'behind a message of the same receiver waiting for a retry' });
+    // The carrier's own answers (not the ones above, which never reached it) are reported.
+    const onCarrierResult = (id: string, result: SubmitResult) => {
+      this.onSubmitted(carrier.name, result.ok ? 'accepted' : result.retry ? 'retry' : 'failed');
+      onResult(id, result);
+    };
     const task = carrier
-      .submit(messages, onResult)
+      .submit(messages, onCarrierResult)
       .catch((err: unknown) => this.log.error({ err, connector: carrier.name }, 'carrier submit threw'))
       .then(() => Promise.all(results))
       .then(() => {

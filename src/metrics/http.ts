@@ -1,0 +1,36 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { UNMATCHED, type Metrics } from './metrics.ts';
+
+/**
+ * Counts every HTTP answer of the app, with its duration. Added on the root
+ * instance, so it covers every route and every not-found handler. The route
+ * label is the route template (`/admin/accounts/:id`), never the URL.
+ */
+export function recordResponses(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.response(request.method, request.routeOptions.url ?? UNMATCHED, reply.statusCode, reply.elapsedTime / 1000);
+    done();
+  });
+}
+
+/**
+ * GET /metrics in the Prometheus text format, behind the operator token like
+ * /admin (docs/metrics.md): the gateway listens on every interface by
+ * default, and carrier names and volumes are operator data.
+ */
+export function metricsRoute(app: FastifyInstance, options: { metrics: Metrics; adminToken: string }): void {
+  const { registry } = options.metrics;
+  const expected = Buffer.from(options.adminToken);
+  const operatorOnly = async (request: FastifyRequest, reply: FastifyReply) => {
+    const header = request.headers.authorization ?? '';
+    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
+    }
+  };
+  app.get('/metrics', { schema: { hide: true }, onRequest: operatorOnly }, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.type(registry.contentType).send(text);
+  });
+}
