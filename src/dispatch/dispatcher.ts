@@ -49,8 +49,11 @@ export class Dispatcher {
   private inflight = new Set<Promise<void>>();
   /** Per connector: carrier answers handed to the outcome writer and not written yet. */
   private unwritten = new Map<string, number>();
-  /** Messages this dispatcher claimed whose outcome is not written yet: never claimed again meanwhile, even past their lease. */
-  private held = new Set<string>();
+  /**
+   * Messages this dispatcher claimed whose outcome is not written yet, with
+   * the end of their lease: never claimed again meanwhile, even past it.
+   */
+  private held = new Map<string, number>();
   /**
    * Messages the carrier handed back for a retry. Their QUEUED row (due
    * later) holds back their receivers' later messages in the claim, but only
@@ -118,10 +121,7 @@ export class Dispatcher {
   private async dispatchOnce(carrier: Carrier, room: number): Promise<number> {
     const rows = await this.claim(carrier.name, room);
     if (rows.length === 0) return 0;
-    for (const r of rows) {
-      this.held.add(r.id);
-      this.handedBack.delete(r.id); // claimed again: back in line
-    }
+    for (const r of rows) this.handedBack.delete(r.id); // claimed again: back in line
     // The carrier may have handed back a message while the claim ran: its receiver's later messages claimed meanwhile wait for it, unsent.
     const handedBack = this.firstHandedBack(carrier.name);
     const behind = rows.filter((r) => {
@@ -218,17 +218,14 @@ export class Dispatcher {
    */
   private async claim(connector: string, limit: number): Promise<Claimed[]> {
     for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
-    const request: ClaimRequest = {
-      connector,
-      limit,
-      now: Date.now(),
-      owner: this.owner,
-      leaseMs: this.options.leaseMs,
-      held: [...this.held],
-      handedBack: [...this.firstHandedBack(connector)],
-    };
+    const now = Date.now();
+    // Only a held message whose lease has run out is due again: the others need not be named.
+    const held: string[] = [];
+    for (const [id, leaseEnd] of this.held) if (leaseEnd <= now) held.push(id);
+    const request: ClaimRequest = { connector, limit, now, owner: this.owner, leaseMs: this.options.leaseMs, held, handedBack: [...this.firstHandedBack(connector)] };
     const [rows] = await this.db.run('claim', [request]);
     if (rows instanceof Error) throw rows;
+    for (const r of rows ?? []) this.held.set(r.id, now + this.options.leaseMs);
     return rows ?? [];
   }
 }

@@ -1,0 +1,82 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../src/carriers/carrier.ts';
+import type { ClaimRequest } from '../src/dispatch/claim.ts';
+import { startGateway } from './helpers.ts';
+
+/** A carrier that answers only when told to: it keeps a message past its lease. */
+class HoldingCarrier implements Carrier {
+  readonly name = 'holding';
+  readonly channels = ['SMS'] as const;
+  readonly submitted: string[] = [];
+  /** Each submit still unanswered (a message sent twice is here twice). */
+  private waiting: { id: string; answer: (result: SubmitResult) => void }[] = [];
+
+  async start(_events: CarrierEvents): Promise<void> {}
+  async stop(): Promise<void> {}
+  ready(): boolean {
+    return true;
+  }
+  capacity(): number {
+    return 10;
+  }
+  submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void> {
+    const answered = messages.map((m) => {
+      this.submitted.push(m.receiver);
+      return new Promise<void>((resolve) => this.waiting.push({ id: m.id, answer: (result) => { onResult(m.id, result); resolve(); } }));
+    });
+    return Promise.all(answered).then(() => undefined);
+  }
+  answer(id: string): void {
+    for (const w of this.waiting.filter((w) => w.id === id)) w.answer({ ok: true, carrierIds: [`c-${id}`] });
+    this.waiting = this.waiting.filter((w) => w.id !== id);
+  }
+  held(): string[] {
+    return this.waiting.map((w) => w.id);
+  }
+}
+
+test('a message the carrier keeps past its lease is not sent again, and holds back its receiver\'s next message', async () => {
+  const carrier = new HoldingCarrier();
+  const gw = await startGateway({ DISPATCH_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
+  try {
+    // Every claim the dispatcher makes, with the time it was made.
+    const claims: ClaimRequest[] = [];
+    const run = gw.core.db.run.bind(gw.core.db);
+    gw.core.db.run = ((name, items) => {
+      if (name === 'claim') claims.push(...(items as ClaimRequest[]));
+      return run(name, items);
+    }) as typeof run;
+    const account = await gw.admin('POST', '/admin/accounts', { name: 'Lease', balance: 10 });
+    const route = await gw.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
+    const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
+    const send = (message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990001], message, route: route.body.id });
+
+    assert.equal((await send('first')).status, 200);
+    const [first] = await gw.eventually(async () => carrier.held(), (ids) => ids.length === 1, 'the first message at the carrier');
+    const leaseEnd = Date.now() + 1000; // no earlier than the real end: it was claimed before now
+    // Claims made after its lease ran out: it is due again, but still with the carrier.
+    await gw.eventually(async () => claims.filter((c) => c.now > leaseEnd).length, (n) => n >= 3, 'claims after the lease ran out');
+    assert.deepEqual(carrier.submitted, ['5511999990001'], 'sent once');
+
+    // The receiver's next message waits for the one the carrier still holds.
+    assert.equal((await send('second')).status, 200);
+    const before = claims.length;
+    await gw.eventually(async () => claims.length, (n) => n >= before + 3, 'claims after the second send');
+    assert.equal(carrier.submitted.length, 1, 'the second message waits behind the first');
+
+    carrier.answer(first ?? '');
+    await gw.eventually(async () => carrier.submitted.length, (n) => n === 2, 'the second message sent once the first is answered');
+    const sent = await gw.eventually(
+      async () => (await gw.call(key, 'GET', '/reports/messages/sent')).body.object as { status: string }[],
+      (rows) => rows.some((r) => r.status === 'SENT'),
+      'the first message SENT',
+    );
+    assert.equal(sent.length, 2);
+  } finally {
+    // The dispatcher stops once the carrier has answered what it holds.
+    for (const id of carrier.held()) carrier.answer(id);
+    await gw.close();
+  }
+});
