@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../src/carriers/carrier.ts';
 import type { ClaimRequest } from '../src/dispatch/claim.ts';
-import { startGateway } from './helpers.ts';
+import { freshDatabase, startGateway, type TestGateway } from './helpers.ts';
 
 /** A carrier that answers only when told to: it keeps a message past its lease. */
 class HoldingCarrier implements Carrier {
@@ -36,17 +36,23 @@ class HoldingCarrier implements Carrier {
   }
 }
 
-test('a message the carrier keeps past its lease is not sent again, and holds back its receiver\'s next message', async () => {
+/** Records every claim a gateway's dispatcher makes; `refuseRenewals`: its leases cannot be renewed (a database refusing them). */
+function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {}): ClaimRequest[] {
+  const claims: ClaimRequest[] = [];
+  const run = gw.core.db.run.bind(gw.core.db);
+  gw.core.db.run = ((name, items) => {
+    if (name === 'claim') claims.push(...(items as ClaimRequest[]));
+    if (name === 'renew' && options.refuseRenewals) return Promise.resolve(items.map(() => new Error('renewal refused')));
+    return run(name, items);
+  }) as typeof run;
+  return claims;
+}
+
+test('a message the carrier keeps past its lease (not renewed) is not sent again, and holds back its receiver\'s next message', async () => {
   const carrier = new HoldingCarrier();
   const gw = await startGateway({ DISPATCH_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
   try {
-    // Every claim the dispatcher makes, with the time it was made.
-    const claims: ClaimRequest[] = [];
-    const run = gw.core.db.run.bind(gw.core.db);
-    gw.core.db.run = ((name, items) => {
-      if (name === 'claim') claims.push(...(items as ClaimRequest[]));
-      return run(name, items);
-    }) as typeof run;
+    const claims = recordClaims(gw, { refuseRenewals: true });
     const account = await gw.admin('POST', '/admin/accounts', { name: 'Lease', balance: 10 });
     const route = await gw.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
     await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
@@ -78,5 +84,42 @@ test('a message the carrier keeps past its lease is not sent again, and holds ba
     // The dispatcher stops once the carrier has answered what it holds.
     for (const id of carrier.held()) carrier.answer(id);
     await gw.close();
+  }
+});
+
+test('a message a carrier keeps for several leases is not taken by another dispatcher on the same database', async () => {
+  const db = await freshDatabase();
+  const keeping = new HoldingCarrier();
+  const other = new HoldingCarrier();
+  const env = { DISPATCH_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' };
+  const a = await startGateway(env, { extraCarriers: [keeping] }, db);
+  const b = await startGateway(env, { extraCarriers: [other] }, db);
+  try {
+    const claims = recordClaims(b);
+    const account = await a.admin('POST', '/admin/accounts', { name: 'Renew', balance: 10 });
+    const route = await a.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
+    const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
+    assert.equal((await a.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990002], message: 'kept', route: route.body.id })).status, 200);
+    // Whichever dispatcher claimed it keeps it; the other polls on.
+    const [kept] = await a.eventually(async () => [...keeping.held(), ...other.held()], (ids) => ids.length === 1, 'the message at a carrier');
+    const [holder, waiter, waiterClaims] = keeping.held().length === 1 ? [keeping, other, claims] : [other, keeping, recordClaims(a)];
+    const threeLeases = Date.now() + 3000;
+    await a.eventually(async () => waiterClaims.filter((c) => c.now > threeLeases).length, (n) => n >= 3, 'claims three leases later');
+    assert.deepEqual(waiter.submitted, [], 'the other dispatcher did not take it');
+    assert.deepEqual(holder.submitted, ['5511999990002'], 'sent once');
+
+    holder.answer(kept ?? '');
+    await a.eventually(
+      async () => (await a.call(key, 'GET', '/reports/messages/sent')).body.object as { status: string }[],
+      (rows) => rows.length === 1 && rows[0]?.status === 'SENT',
+      'the message SENT',
+    );
+    assert.deepEqual(waiter.submitted, []);
+  } finally {
+    for (const c of [keeping, other]) for (const id of c.held()) c.answer(id);
+    await b.close();
+    await a.close();
+    await db.drop();
   }
 });

@@ -67,7 +67,11 @@ export interface Carrier {
   stop(): Promise<void>;
   /** True while the connection can take messages (bind up). */
   ready(): boolean;
-  /** How many more messages it can take right now (window room); back-pressure for the dispatcher. */
+  /**
+   * How many more messages it can take right now (window and queue room);
+   * back-pressure for the dispatcher. What it takes is leased to it until
+   * answered (the dispatcher renews the lease), and can no longer be cancelled.
+   */
   capacity(): number;
   /**
    * Sends the messages, calling onResult once per message as its answer

@@ -30,6 +30,7 @@ const SmppConnection = Type.Object(
     destTon: Type.Optional(Type.Integer({ minimum: 0, maximum: 6 })),
     destNpi: Type.Optional(Type.Integer({ minimum: 0, maximum: 18 })),
     windowSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    queueSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
     maxSubmitsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
     responseTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
     enquireLinkMs: Type.Optional(Type.Integer({ minimum: 100 })),

@@ -3,7 +3,7 @@ import type { Database } from './tables.ts';
 import type { Dialect } from './database.ts';
 import { acceptBatch } from '../messaging/accept.ts';
 import { writeOutcomes } from '../dispatch/outcomes.ts';
-import { claimDue } from '../dispatch/claim.ts';
+import { claimDue, renewLeases } from '../dispatch/claim.ts';
 
 /**
  * The hot paths' transactions, by name: each takes plain data and answers
@@ -15,6 +15,7 @@ export const jobs = {
   accept: acceptBatch,
   outcomes: writeOutcomes,
   claim: claimDue,
+  renew: renewLeases,
 } satisfies Record<string, (tx: Transaction<Database>, dialect: Dialect, items: never[]) => Promise<unknown[]>>;
 
 export type Jobs = typeof jobs;

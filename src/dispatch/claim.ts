@@ -96,3 +96,31 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
     .execute();
   return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
+
+/** Leases a dispatcher extends: its messages a carrier still keeps (see Dispatcher.renew). */
+export interface RenewRequest {
+  owner: string;
+  ids: string[];
+  /** The new lease end. */
+  until: number;
+}
+
+/** Extends the leases still the owner's (SENDING, not answered, not taken by another dispatcher); answers how many. */
+export async function renewLeases(tx: Transaction<Database>, _dialect: Dialect, requests: RenewRequest[]): Promise<number[]> {
+  const out: number[] = [];
+  for (const r of requests) {
+    let renewed = 0;
+    for (let i = 0; i < r.ids.length; i += 500) {
+      const result = await tx
+        .updateTable('messages')
+        .set({ due_at: r.until })
+        .where('id', 'in', r.ids.slice(i, i + 500))
+        .where('lease_owner', '=', r.owner)
+        .where('status', '=', 'SENDING')
+        .executeTakeFirst();
+      renewed += Number(result.numUpdatedRows);
+    }
+    out.push(renewed);
+  }
+  return out;
+}

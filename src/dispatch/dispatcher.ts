@@ -39,7 +39,9 @@ export type OnSubmitted = (connector: string, outcome: SubmitOutcome) => void;
  * that dies leaves its claims to be taken again when the lease expires, and
  * on PostgreSQL `FOR UPDATE SKIP LOCKED` lets several processes share one
  * database without claiming the same message twice. A message whose carrier
- * id is recorded (SENT) is never claimed again.
+ * id is recorded (SENT) is never claimed again. While this dispatcher lives,
+ * it renews the leases of the messages its carriers keep (see renew), so a
+ * lease only runs out when the process dies or loses its database.
  */
 export class Dispatcher {
   readonly owner = randomUUID();
@@ -47,6 +49,8 @@ export class Dispatcher {
   private waker = new Waker();
   private loops: Promise<void>[] = [];
   private inflight = new Set<Promise<void>>();
+  private renewTimer: NodeJS.Timeout | null = null;
+  private renewing = false;
   /** Per connector: carrier answers handed to the outcome writer and not written yet. */
   private unwritten = new Map<string, number>();
   /**
@@ -75,6 +79,8 @@ export class Dispatcher {
   start(): void {
     this.running = true;
     for (const carrier of this.carriers.values()) this.loops.push(this.loop(carrier));
+    this.renewTimer = setInterval(() => void this.renew(), this.options.leaseMs / 4);
+    this.renewTimer.unref();
   }
 
   /** Called after new messages were committed, so they go out without waiting for the next poll. */
@@ -87,6 +93,34 @@ export class Dispatcher {
     this.wake();
     await Promise.all(this.loops);
     await Promise.all(this.inflight);
+    if (this.renewTimer) clearInterval(this.renewTimer);
+    this.renewTimer = null;
+  }
+
+  /**
+   * Extends by a whole lease the leases of held messages past half of theirs
+   * (every quarter lease): a carrier may keep a message longer than a lease
+   * (a queue behind a rate limit, an SMSC throttling for minutes, a slow
+   * HTTP API), and another dispatcher on the same database must not take it
+   * and send it again meanwhile. If renewing fails, the lease runs out and
+   * `held` still keeps this dispatcher from claiming it again.
+   */
+  private async renew(): Promise<void> {
+    const now = Date.now();
+    const ids: string[] = [];
+    for (const [id, leaseEnd] of this.held) if (leaseEnd - now < this.options.leaseMs / 2) ids.push(id);
+    if (ids.length === 0 || this.renewing) return;
+    this.renewing = true;
+    try {
+      const until = now + this.options.leaseMs;
+      const [renewed] = await this.db.run('renew', [{ owner: this.owner, ids, until }]);
+      if (renewed instanceof Error) throw renewed;
+      for (const id of ids) if (this.held.has(id)) this.held.set(id, until);
+    } catch (err) {
+      this.log.warn({ err, messages: ids.length }, 'could not renew leases; retrying');
+    } finally {
+      this.renewing = false;
+    }
   }
 
   private async loop(carrier: Carrier): Promise<void> {

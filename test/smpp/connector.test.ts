@@ -14,10 +14,10 @@ afterEach(async () => {
 });
 
 describe('SmppCarrier against the simulator', () => {
-  it('binds and reports ready with free window', async () => {
+  it('binds and reports ready with free window and queue', async () => {
     h = await harness({}, { windowSize: 7 });
     assert.equal(h.carrier.ready(), true);
-    assert.equal(h.carrier.capacity(), 7);
+    assert.equal(h.carrier.capacity(), 7 + 14, 'the window and a queue of twice the window');
     assert.deepEqual(h.carrier.channels, ['SMS']);
     assert.equal(h.sim.stats.binds, 1);
   });

@@ -131,14 +131,25 @@ describe('SmppCarrier under SMSC trouble', () => {
     for (const m of messages) assert.equal(results.get(m.id)?.ok, true, m.id);
   });
 
-  it('applies back-pressure: capacity shrinks while the window is full', async () => {
-    h = await harness({}, { windowSize: 2 });
+  it('applies back-pressure: capacity shrinks while the window and the queue are full', async () => {
+    h = await harness({}, { windowSize: 2, queueSize: 3 });
     h.sim.setMode({ responseDelayMs: 50 });
     const messages = Array.from({ length: 5 }, (_, i) => sms(`w${i}`, `+491730${i}0100`, `w ${i}`));
     const pending = h.send(messages);
-    assert.equal(h.carrier.capacity(), 0);
+    assert.equal(h.carrier.capacity(), 0, '2 in the window, 3 queued');
     const results = await pending;
     for (const m of messages) assert.equal(results.get(m.id)?.ok, true);
-    assert.equal(h.carrier.capacity(), 2);
+    assert.equal(h.carrier.capacity(), 5);
+  });
+
+  it('holds no more than a second of submits under a rate limit', async () => {
+    h = await harness({}, { windowSize: 100, maxSubmitsPerSecond: 5 });
+    assert.equal(h.carrier.capacity(), 5);
+    const messages = Array.from({ length: 10 }, (_, i) => sms(`q${i}`, `+491731${i}0100`, `q ${i}`));
+    const pending = h.send(messages);
+    assert.equal(h.carrier.capacity(), 0, 'a second of burst sent, a second of submits queued');
+    const results = await pending;
+    for (const m of messages) assert.equal(results.get(m.id)?.ok, true);
+    assert.equal(h.carrier.capacity(), 5);
   });
 });

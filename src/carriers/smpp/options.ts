@@ -34,6 +34,12 @@ export interface SmppCarrierOptions {
   destNpi?: number;
   /** Outstanding submit_sm without response (default 10). */
   windowSize?: number;
+  /**
+   * Parts held ready beyond the window (default twice the window), so that a
+   * slot that frees is refilled at once rather than after the dispatcher's
+   * next claim. Under maxSubmitsPerSecond, no more than a second of it.
+   */
+  queueSize?: number;
   /** Rate limit of the SMSC contract, submit_sm a second; 0 = none (default). */
   maxSubmitsPerSecond?: number;
   /** How long to wait for any response (and for connecting) before closing the connection (default 10 s). */
@@ -90,6 +96,7 @@ export function resolveOptions(o: SmppCarrierOptions): ResolvedOptions {
     destTon: o.destTon ?? 1,
     destNpi: o.destNpi ?? 1,
     windowSize: o.windowSize ?? 10,
+    queueSize: o.queueSize ?? 2 * (o.windowSize ?? 10),
     maxSubmitsPerSecond: o.maxSubmitsPerSecond ?? 0,
     responseTimeoutMs: o.responseTimeoutMs ?? 10_000,
     enquireLinkMs: o.enquireLinkMs ?? 30_000,
@@ -109,6 +116,7 @@ export function resolveOptions(o: SmppCarrierOptions): ResolvedOptions {
   for (const key of positive) {
     if (!Number.isFinite(r[key]) || r[key] <= 0) throw new RangeError(`SMPP option ${key} must be > 0`);
   }
+  if (!Number.isInteger(r.queueSize) || r.queueSize < 0) throw new RangeError('SMPP option queueSize must be an integer >= 0');
   if (r.reconnectMaxMs < r.reconnectMinMs) throw new RangeError('SMPP option reconnectMaxMs must be >= reconnectMinMs');
   if (r.throttleBackoffMaxMs < r.throttleBackoffMinMs) throw new RangeError('SMPP option throttleBackoffMaxMs must be >= throttleBackoffMinMs');
   // SMPP 3.4 limits (§5.2.1-2); some SMSCs accept more, so only warn.
