@@ -58,6 +58,9 @@ before(async () => {
   const patched = await gw.admin('PATCH', `/admin/routes/${routes.rcsCheap}`, { fallbackRouteId: routes.expensiveSms });
   assert.equal(patched.status, 200, JSON.stringify(patched.body));
   ({ accountId: accountA, key: keyA } = await customer(10, [routes.rcs, routes.rcsPlain, routes.simRcs]));
+  // A status destination, so that A's status changes are recorded as events (status_log), which the tests read as each message's history.
+  const callbacks = await gw.admin('PUT', `/admin/accounts/${accountA}/callbacks`, { statusUrl: 'https://hooks.example.com/status' });
+  assert.equal(callbacks.status, 200, JSON.stringify(callbacks.body));
   ({ accountId: accountB, key: keyB } = await customer(1, [routes.rcsCheap]));
 });
 after(async () => {

@@ -162,6 +162,24 @@ test('topics filter: a status-only webhook gets no replies', async () => {
   assert.deepEqual(log.body.object.map((d: any) => d.eventType), ['message.status', 'message.status']);
 });
 
+test('status changes are recorded as events only for accounts with a destination, from the time it is added', async () => {
+  const dave = await gw.customer({ balance: 10 });
+  const statusLog = async (requestId: string) =>
+    (await gw.core.db.kysely.selectFrom('status_log').innerJoin('messages', 'messages.id', 'status_log.message_id').select('status_log.status').where('messages.request_id', '=', requestId).execute()).map((r) => r.status).sort();
+  const deliveredOf = (requestId: string) =>
+    gw.eventually(() => gw.call(dave.key, 'GET', `/reports/messages/sent?requestId=${requestId}`), (r) => r.body.object?.[0]?.status === 'DELIVERED', 'DELIVERED');
+  const before = await send(dave.key, [phone(30)], 'nobody listens');
+  await deliveredOf(before);
+  assert.deepEqual(await statusLog(before), []);
+
+  const hook = (await register(dave.key, { url: `${base}/dave`, topics: ['message.status'] })).body.object;
+  const afterwards = await send(dave.key, [phone(31)], 'now somebody does');
+  await deliveredOf(afterwards);
+  assert.deepEqual(await statusLog(afterwards), ['DELIVERED', 'SENT']);
+  await gw.eventually(async () => events('/dave').map((e) => `${e.data.receiver} ${e.data.status}`).sort().join(), (s) => s === `${phone(31)} DELIVERED,${phone(31)} SENT`, 'the events after the webhook');
+  assert.equal((await gw.call(dave.key, 'DELETE', `/webhooks/${hook.id}`)).status, 200);
+});
+
 test('a delivery is retried until the retry window has passed, then FAILED', async () => {
   plans.set('/down', () => 503);
   const dave = await gw.customer({ balance: 10 });

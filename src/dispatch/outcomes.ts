@@ -3,7 +3,8 @@ import type { Database, MessageStatus } from '../db/tables.ts';
 import type { Receipt, SubmitResult } from '../carriers/carrier.ts';
 import { fallBackToSms } from '../rcs/fallback.ts';
 import type { Dialect } from '../db/database.ts';
-import { insertRows, param, rowsText, runRaw } from '../db/bulk.ts';
+import { param, rowsText, runRaw } from '../db/bulk.ts';
+import { logStatuses } from '../events/status-log.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
@@ -51,18 +52,18 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
 
 async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items: Accepted[], now: number) {
   const p = (k: number) => param(dialect, k);
-  const updated = await runRaw<{ id: string }>(
+  const updated = await runRaw<{ id: string; account_id: number }>(
     tx,
     `update messages set status = 'SENT', carrier_id = v.column2, sent_at = ${p(1)}, status_at = ${p(2)}, status_details = null, lease_owner = null
     from (values ${rowsText(dialect, items.length, 2, 2)}) as v
     where messages.id = v.column1 and messages.status = 'SENDING'
-    returning messages.id`,
+    returning messages.id, messages.account_id`,
     [now, now, ...items.flatMap((a) => [a.messageId, a.carrierIds[0] ?? null])],
   );
   if (updated.length === 0) return;
   const written = new Set(updated.map((r) => r.id));
   const sent = items.filter((a) => written.has(a.messageId));
-  await insertRows(tx, dialect, 'status_log', ['message_id', 'status', 'details', 'at'], sent.map((a) => ({ message_id: a.messageId, status: 'SENT', details: null, at: now })));
+  await logStatuses(tx, updated.map((r) => ({ account_id: Number(r.account_id), message_id: r.id, status: 'SENT', details: null, at: now })));
 
   // One row per (connector, carrier id): a carrier repeating an id points it at the latest message.
   const links = new Map<string, { connector: string; carrier_id: string; message_id: string }>();
@@ -112,7 +113,7 @@ async function writeRefused(tx: Transaction<Database>, { messageId, result, atte
     .returning(['account_id', 'cost', 'request_id'])
     .executeTakeFirst();
   if (!row) return;
-  await tx.insertInto('status_log').values({ message_id: messageId, status: 'FAILED', details: result.error, at: now }).execute();
+  await logStatuses(tx, [{ account_id: row.account_id, message_id: messageId, status: 'FAILED', details: result.error, at: now }]);
   await refund(tx, row.account_id, row.cost, row.request_id, 'refund: rejected by carrier');
 }
 
@@ -164,27 +165,30 @@ async function applyReceipts(tx: Transaction<Database>, dialect: Dialect, receip
       if (round.has(r.messageId)) later.push(r);
       else round.set(r.messageId, r);
     }
-    const moved: Known[] = [];
+    const moved: (Known & { accountId: number })[] = [];
     const [failures, deliveries] = partition([...round.values()], (r) => FINAL_FAILURES.includes(r.status));
     if (failures.length) moved.push(...(await moveStatus(tx, dialect, failures, "'SENT', 'DELIVERED'")));
     if (deliveries.length) moved.push(...(await moveStatus(tx, dialect, deliveries, "'SENT'")));
-    await insertRows(tx, dialect, 'status_log', ['message_id', 'status', 'details', 'at'], moved.map((r) => ({ message_id: r.messageId, status: r.status, details: r.details, at: r.at })));
+    await logStatuses(tx, moved.map((r) => ({ account_id: r.accountId, message_id: r.messageId, status: r.status, details: r.details, at: r.at })));
     rest = later;
   }
 }
 
-/** One UPDATE for receipts of distinct messages; returns those that moved their message. */
-async function moveStatus(tx: Transaction<Database>, dialect: Dialect, receipts: Known[], from: string): Promise<Known[]> {
-  const moved = await runRaw<{ id: string }>(
+/** One UPDATE for receipts of distinct messages; returns those that moved their message, with its account. */
+async function moveStatus(tx: Transaction<Database>, dialect: Dialect, receipts: Known[], from: string): Promise<(Known & { accountId: number })[]> {
+  const moved = await runRaw<{ id: string; account_id: number }>(
     tx,
     `update messages set status = v.column2, status_details = v.column3, status_at = v.column4
     from (values ${rowsText(dialect, receipts.length, 4, 0, [null, null, null, 'bigint'])}) as v
     where messages.id = v.column1 and messages.status in (${from})
-    returning messages.id`,
+    returning messages.id, messages.account_id`,
     receipts.flatMap((r) => [r.messageId, r.status, r.details, r.at]),
   );
-  const ids = new Set(moved.map((r) => r.id));
-  return receipts.filter((r) => ids.has(r.messageId));
+  const accountOf = new Map(moved.map((r) => [r.id, Number(r.account_id)]));
+  return receipts.flatMap((r) => {
+    const accountId = accountOf.get(r.messageId);
+    return accountId === undefined ? [] : [{ ...r, accountId }];
+  });
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

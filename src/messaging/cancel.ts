@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
+import { logStatuses } from '../events/status-log.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { refund } from '../dispatch/outcomes.ts';
 
@@ -25,8 +26,7 @@ export async function cancelRequest(db: Kysely<Database>, accountId: number, req
     if (cancelled.length === 0) {
       throw new DomainError('NOT_CANCELLABLE', `No message of request ${requestId} can be cancelled: they were already sent or cancelled.`);
     }
-    const log = cancelled.map((m) => ({ message_id: m.id, status: 'CANCELLED' as const, details: null, at: now }));
-    for (let i = 0; i < log.length; i += 1000) await tx.insertInto('status_log').values(log.slice(i, i + 1000)).execute();
+    await logStatuses(tx, cancelled.map((m) => ({ account_id: accountId, message_id: m.id, status: 'CANCELLED', details: null, at: now })));
     const amount = cancelled.reduce((sum, m) => sum + m.cost, 0);
     await refund(tx, accountId, amount, requestId, 'refund: cancelled');
     return { cancelled: cancelled.length, refunded: amount };

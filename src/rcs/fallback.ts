@@ -1,5 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.ts';
+import { logStatuses } from '../events/status-log.ts';
 import { chargedSegments } from '../billing/segments.ts';
 import { fallbackText, isRcsPayload, type RcsPayload } from './payload.ts';
 
@@ -67,7 +68,7 @@ export async function fallBackToSms(tx: Transaction<Database>, messageId: string
     })
     .where('id', '=', messageId)
     .execute();
-  await tx.insertInto('status_log').values({ message_id: messageId, status: 'QUEUED', details, at: now }).execute();
+  await logStatuses(tx, [{ account_id: message.account_id, message_id: messageId, status: 'QUEUED', details, at: now }]);
   return true;
 }
 
