@@ -4,7 +4,7 @@ import { openDatabase, type Db } from './db/database.ts';
 import { GroupCommitter } from './db/group-commit.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
-import type { AcceptInput, AcceptResult } from './messaging/accept.ts';
+import type { AcceptInput, AcceptItem, AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
 import type { Outcome } from './dispatch/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
@@ -127,9 +127,27 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     events,
     metrics,
     accept: async (input) => {
-      const result = await accepter.submit(input);
+      // Messages due now may go to this process's carrier straight from the accept, without a claim (Handoff in src/messaging/accept.ts).
+      const connector = input.route.connector;
+      const due = input.scheduleAt === null || input.scheduleAt <= Date.now();
+      const handoff = due ? dispatcher.reserve(connector, input.items.length) : null;
+      let result: AcceptResult;
+      try {
+        result = await accepter.submit(handoff ? { ...input, handoff } : input);
+      } catch (err) {
+        if (handoff) dispatcher.release(connector, handoff.count);
+        throw err;
+      }
+      if (handoff) {
+        const channel = input.route.channel;
+        dispatcher.adopt(connector, handoff.count, result.handedOff.map(([index, id]) => {
+          const item = input.items[index] as AcceptItem;
+          return { id, receiver: item.receiver, content: item.content, channel, payload: item.payload, attempts: 1, schedule_at: result.scheduleAt };
+        }));
+      }
       metrics.accepted(input.route.channel, result.messages - result.blocked);
-      dispatcher.wake();
+      // What was left in the outbox is claimed now rather than at the next poll.
+      if (result.messages - result.blocked > result.handedOff.length) dispatcher.wake();
       return result;
     },
     settle: async () => {

@@ -4,6 +4,7 @@ import type { Db } from '../db/database.ts';
 import { before, type Claimed, type ClaimRequest, type Position } from './claim.ts';
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
+import type { Handoff } from '../messaging/accept.ts';
 import type { Outcome } from './outcomes.ts';
 import { Waker } from '../shared/waker.ts';
 
@@ -53,11 +54,13 @@ export class Dispatcher {
   private renewing = false;
   /** Per connector: carrier answers handed to the outcome writer and not written yet. */
   private unwritten = new Map<string, number>();
+  /** Per connector: room promised to accepts being written (see reserve). */
+  private reserved = new Map<string, number>();
   /**
    * Messages this dispatcher claimed whose outcome is not written yet, with
    * the end of their lease: never claimed again meanwhile, even past it.
    */
-  private held = new Map<string, number>();
+  private held = new Map<string, Held>();
   /**
    * Messages the carrier handed back for a retry. Their QUEUED row (due
    * later) holds back their receivers' later messages in the claim, but only
@@ -108,14 +111,17 @@ export class Dispatcher {
   private async renew(): Promise<void> {
     const now = Date.now();
     const ids: string[] = [];
-    for (const [id, leaseEnd] of this.held) if (leaseEnd - now < this.options.leaseMs / 2) ids.push(id);
+    for (const [id, h] of this.held) if (h.until - now < this.options.leaseMs / 2) ids.push(id);
     if (ids.length === 0 || this.renewing) return;
     this.renewing = true;
     try {
       const until = now + this.options.leaseMs;
       const [renewed] = await this.db.run('renew', [{ owner: this.owner, ids, until }]);
       if (renewed instanceof Error) throw renewed;
-      for (const id of ids) if (this.held.has(id)) this.held.set(id, until);
+      for (const id of ids) {
+        const h = this.held.get(id);
+        if (h) h.until = until;
+      }
     } catch (err) {
       this.log.warn({ err, messages: ids.length }, 'could not renew leases; retrying');
     } finally {
@@ -128,8 +134,7 @@ export class Dispatcher {
       let claimed = 0;
       let room = 0;
       try {
-        const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - (this.unwritten.get(carrier.name) ?? 0);
-        room = carrier.ready() ? Math.min(carrier.capacity(), this.options.batch, writable) : 0;
+        room = carrier.ready() ? Math.max(0, this.room(carrier)) : 0;
         if (room > 0) claimed = await this.dispatchOnce(carrier, room);
       } catch (err) {
         this.log.error({ err, connector: carrier.name }, 'dispatch failed; retrying');
@@ -155,6 +160,59 @@ export class Dispatcher {
   private async dispatchOnce(carrier: Carrier, room: number): Promise<number> {
     const rows = await this.claim(carrier.name, room);
     if (rows.length === 0) return 0;
+    this.send(carrier, rows);
+    return rows.length;
+  }
+
+  /**
+   * Offers an accept of `wanted` messages for `connector` to send up to that
+   * many itself, straight from the accept (see Handoff in
+   * src/messaging/accept.ts): the room is kept for them until `adopt` or
+   * `release`. Null when this dispatcher cannot send for the connector now.
+   */
+  reserve(connector: string, wanted: number): Handoff | null {
+    const carrier = this.carriers.get(connector);
+    if (!this.running || !carrier || !carrier.ready() || wanted <= 0) return null;
+    const count = Math.min(wanted, this.room(carrier));
+    if (count <= 0) return null;
+    this.reserved.set(connector, (this.reserved.get(connector) ?? 0) + count);
+    // Receivers with a message handed back for a retry, or held past its lease (due again in the outbox, where a claim would wait for it too).
+    const now = Date.now();
+    const holdBack = new Set(this.firstHandedBack(connector).keys());
+    for (const h of this.held.values()) if (h.connector === connector && h.until <= now) holdBack.add(h.receiver);
+    return { owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: [...holdBack] };
+  }
+
+  /** Gives back the room of a reservation (all of it, or what the accept did not use). */
+  release(connector: string, count: number): void {
+    const left = (this.reserved.get(connector) ?? 0) - count;
+    if (left > 0) this.reserved.set(connector, left);
+    else this.reserved.delete(connector);
+  }
+
+  /**
+   * Sends messages an accept wrote claimed for this dispatcher under a
+   * reservation of `reserved` (its room is given back), as if claimed now.
+   * Stopped meanwhile: they stay leased, and are claimed again when the
+   * lease runs out.
+   */
+  adopt(connector: string, reserved: number, rows: Claimed[]): void {
+    this.release(connector, reserved);
+    const carrier = this.carriers.get(connector);
+    if (!carrier || !this.running || rows.length === 0) return;
+    // The lease the accept wrote: from its time (the messages' schedule_at), never later, or a claim could take them while held.
+    for (const r of rows) this.held.set(r.id, { until: r.schedule_at + this.options.leaseMs, connector, receiver: r.receiver });
+    this.send(carrier, rows);
+  }
+
+  /** Room for more messages: the carrier's, less answers not written yet and reservations. */
+  private room(carrier: Carrier): number {
+    const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - (this.unwritten.get(carrier.name) ?? 0);
+    return Math.min(carrier.capacity(), this.options.batch, writable) - (this.reserved.get(carrier.name) ?? 0);
+  }
+
+  /** Hands claimed messages (held by this dispatcher) to their carrier and has its answers written. */
+  private send(carrier: Carrier, rows: Claimed[]): void {
     for (const r of rows) this.handedBack.delete(r.id); // claimed again: back in line
     // The carrier may have handed back a message while the claim ran: its receiver's later messages claimed meanwhile wait for it, unsent.
     const handedBack = this.firstHandedBack(carrier.name);
@@ -213,7 +271,6 @@ export class Dispatcher {
       });
     this.inflight.add(task);
     void task.finally(() => this.inflight.delete(task));
-    return rows.length;
   }
 
   /** Per receiver, the earliest message of a connector handed back and waiting for its retry. */
@@ -255,13 +312,20 @@ export class Dispatcher {
     const now = Date.now();
     // Only a held message whose lease has run out is due again: the others need not be named.
     const held: string[] = [];
-    for (const [id, leaseEnd] of this.held) if (leaseEnd <= now) held.push(id);
+    for (const [id, h] of this.held) if (h.until <= now) held.push(id);
     const request: ClaimRequest = { connector, limit, now, owner: this.owner, leaseMs: this.options.leaseMs, held, handedBack: [...this.firstHandedBack(connector)] };
     const [rows] = await this.db.run('claim', [request]);
     if (rows instanceof Error) throw rows;
-    for (const r of rows ?? []) this.held.set(r.id, now + this.options.leaseMs);
+    for (const r of rows ?? []) this.held.set(r.id, { until: now + this.options.leaseMs, connector, receiver: r.receiver });
     return rows ?? [];
   }
+}
+
+interface Held {
+  /** End of its lease. */
+  until: number;
+  connector: string;
+  receiver: string;
 }
 
 interface HandedBack extends Position {

@@ -40,6 +40,25 @@ export interface AcceptInput {
   scheduleAt: number | null;
   /** De-duplicated by receiver by the caller. */
   items: AcceptItem[];
+  /** Set by the core when this process's dispatcher can send some of the messages at once (see Handoff). */
+  handoff?: Handoff | undefined;
+}
+
+/**
+ * The dispatcher's offer to take up to `count` of a request's messages
+ * straight from the accept (src/dispatch/dispatcher.ts, reserve): they are
+ * written already claimed (SENDING, leased to `owner`), as a claim would
+ * leave them, and handed to the carrier once committed, so they cost no
+ * claim. Only messages that overtake nothing of their receiver: none while
+ * the connector has due messages waiting for a claim, and none to a receiver
+ * with a message waiting for a retry (in the outbox, or `holdBack`: handed
+ * back by the carrier and not written yet).
+ */
+export interface Handoff {
+  owner: string;
+  leaseMs: number;
+  count: number;
+  holdBack: string[];
 }
 
 export interface AcceptResult {
@@ -50,6 +69,10 @@ export interface AcceptResult {
   cost: number;
   messages: number;
   blocked: number;
+  /** Epoch ms the messages are due from (the accept's time unless scheduled). */
+  scheduleAt: number;
+  /** Messages written claimed for the dispatcher (see Handoff): index in `items`, message id. */
+  handedOff: [number, string][];
 }
 
 const insufficient = (needed: number, balance: number) =>
@@ -69,6 +92,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   const accountIds = [...new Set(inputs.map((i) => i.accountId))].sort((a, b) => a - b);
   const balances = await lockBalances(tx, dialect, accountIds);
   const blocked = await blockedSet(tx, inputs);
+  const held = await heldBack(tx, inputs, now);
 
   const requests: Database['requests'][] = [];
   const messages: Required<NewMessage>[] = [];
@@ -99,6 +123,9 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     const requestId = newId();
     const scheduled = input.scheduleAt !== null && input.scheduleAt > now;
     const scheduleAt = scheduled && input.scheduleAt !== null ? input.scheduleAt : now;
+    const handoff = scheduled ? undefined : input.handoff;
+    const waiting = held.get(input.route.connector);
+    const handedOff: [number, string][] = [];
     requests.push({
       id: requestId,
       account_id: input.accountId,
@@ -115,10 +142,18 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
       schedule_at: scheduleAt,
       created_at: now,
     });
-    for (const item of input.items) {
+    input.items.forEach((item, index) => {
       const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
+      const id = newId();
+      let handed = false;
+      if (!isBlocked && !scheduled && waiting) {
+        handed = handoff !== undefined && handedOff.length < handoff.count && !waiting.has(item.receiver);
+        // A message left QUEUED holds back its receiver's later ones in this batch, as in the outbox.
+        if (handed) handedOff.push([index, id]);
+        else waiting.add(item.receiver);
+      }
       messages.push({
-        id: newId(),
+        id,
         account_id: input.accountId,
         request_id: requestId,
         route_id: Number(input.route.id),
@@ -129,23 +164,23 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         payload: item.payload,
         segments: item.segments,
         cost: isBlocked ? 0 : item.segments * fare,
-        status: isBlocked ? 'BLOCKED' : scheduled ? 'SCHEDULED' : 'QUEUED',
+        status: isBlocked ? 'BLOCKED' : scheduled ? 'SCHEDULED' : handed ? 'SENDING' : 'QUEUED',
         status_details: isBlocked ? 'receiver is on the account blocklist' : null,
         tag: item.tag,
         custom: item.custom,
         sender: input.sender,
         created_at: now,
         schedule_at: scheduleAt,
-        due_at: scheduleAt,
-        lease_owner: null,
-        attempts: 0,
+        due_at: handed && handoff ? now + handoff.leaseMs : scheduleAt,
+        lease_owner: handed && handoff ? handoff.owner : null,
+        attempts: handed ? 1 : 0,
         sent_at: null,
         carrier_id: null,
         status_at: now,
       });
-    }
+    });
     if (cost > 0) ledger.push({ account_id: input.accountId, amount: -cost, reason: 'send', request_id: requestId, created_at: now });
-    outcomes.push({ requestId, credits, cost, messages: input.items.length, blocked: blockedCount });
+    outcomes.push({ requestId, credits, cost, messages: input.items.length, blocked: blockedCount, scheduleAt, handedOff });
   }
 
   await insertRows(tx, dialect, 'requests', REQUEST_COLUMNS, requests);
@@ -155,6 +190,35 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     if (amount > 0) await tx.updateTable('accounts').set({ balance: sql`balance - ${amount}` }).where('id', '=', accountId).execute();
   }
   return outcomes;
+}
+
+/**
+ * Per connector offered a handoff, the receivers whose new messages must not
+ * be handed off (they would overtake one waiting): every receiver when the
+ * connector has due messages not claimed yet (the set is then null: nothing
+ * is handed off), else those with a message waiting for a retry, and the
+ * dispatcher's `holdBack`. Messages this batch leaves QUEUED are added as
+ * it goes. Connectors without an offer are absent. Scheduled messages that
+ * just came due and expired leases are not looked for: the claim takes them
+ * within a poll, and they were due no earlier than the new messages' accept.
+ */
+async function heldBack(tx: Transaction<Database>, inputs: AcceptInput[], now: number): Promise<Map<string, Set<string> | null>> {
+  const out = new Map<string, Set<string> | null>();
+  for (const input of inputs) {
+    const connector = input.route.connector;
+    if (!input.handoff || out.has(connector)) continue;
+    // Literal status: the partial index messages_waiting_idx (migration 007) serves both.
+    const due = await tx.selectFrom('messages').select('id').where('connector', '=', connector).where(sql<boolean>`status = 'QUEUED'`).where('due_at', '<=', now).limit(1).executeTakeFirst();
+    if (due) {
+      out.set(connector, null);
+      continue;
+    }
+    const retrying = await tx.selectFrom('messages').select('receiver').where('connector', '=', connector).where(sql<boolean>`status = 'QUEUED'`).where('due_at', '>', now).execute();
+    out.set(connector, new Set([...retrying.map((r) => r.receiver), ...input.handoff.holdBack]));
+  }
+  // holdBack of later inputs of the same connector (the dispatcher gives the same list to all of them).
+  for (const input of inputs) for (const receiver of input.handoff?.holdBack ?? []) out.get(input.route.connector)?.add(receiver);
+  return out;
 }
 
 async function blockedSet(tx: Transaction<Database>, inputs: AcceptInput[]): Promise<Set<string>> {
