@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import type { Carrier, CarrierEvents, OutboundMessage, ReceiptStatus, SubmitResult } from '../carrier.ts';
+import { newId } from '../../shared/ids.ts';
 
 /**
  * The built-in carrier of the embedded default (DECISIONS.md): accepts every
@@ -56,8 +56,9 @@ export class SimulatorCarrier implements Carrier {
         onResult(m.id, { ok: false, retry: false, error: 'no RCS capability (simulator: receiver ends in 0009)', noRcs: true });
         continue;
       }
-      // The outcome travels in the carrier id, so it survives a restart.
-      const carrierId = `sim-${outcomeOf(m.receiver)}-${randomUUID()}`;
+      // The outcome travels in the carrier id, so it survives a restart. Time-ordered, like a real
+      // SMSC's ids: random ones scattered each insert and receipt lookup over the whole carrier_ids index.
+      const carrierId = `sim-${outcomeOf(m.receiver)}-${newId()}`;
       if (this.journal) appendFileSync(this.journal, `${m.id} ${carrierId}\n`);
       onResult(m.id, { ok: true, carrierIds: [carrierId] });
       this.scheduleReceipt(carrierId);
