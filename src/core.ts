@@ -6,7 +6,7 @@ import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
 import type { AcceptInput, AcceptItem, AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
-import type { Outcome } from './dispatch/outcomes.ts';
+import { packOutcomes, type Outcome } from './dispatch/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
@@ -71,7 +71,15 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   // receipt, which looks up the carrier id the result records). SQLite runs one
   // transaction after the other, so a batch may be written while the previous
   // one waits for the disk; PostgreSQL would run two side by side: one at a time.
-  const outcomes = new GroupCommitter<Outcome, void>((items) => db.run('outcomes', items), 500, db.dialect === 'sqlite' ? 2 : 1);
+  const outcomes = new GroupCommitter<Outcome, void>(
+    async (items) => {
+      const [written] = await db.run('outcomes', [packOutcomes(items)]);
+      if (written instanceof Error) throw written;
+      return items.map(() => undefined);
+    },
+    500,
+    db.dialect === 'sqlite' ? 2 : 1,
+  );
   const dispatcher = new Dispatcher(db, carriers, outcomes, log, {
     leaseMs: config.DISPATCH_LEASE_MS,
     batch: config.DISPATCH_BATCH,

