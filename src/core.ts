@@ -163,11 +163,12 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       await outcomes.idle();
     },
     close: async () => {
+      // Accepts still being written first: what they hand off is sent before the dispatcher stops, not left leased.
+      await accepter.idle();
       if (dispatch) {
         await dispatcher.stop();
         for (const carrier of carriers.values()) await carrier.stop();
       }
-      await accepter.idle();
       await outcomes.idle();
       await events.close();
       await db.close();

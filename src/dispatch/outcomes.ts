@@ -77,7 +77,8 @@ export function retryDelayMs(attempts: number): number {
  * and its receipts are one lookup plus one UPDATE per kind, whatever the
  * batch size. Refusals and retries are rare and written one by one.
  * Results are written before receipts, so a receipt that came in the same
- * batch as its message's submit answer finds the carrier id.
+ * batch as its message's submit answer finds the carrier id. Takes batches
+ * packed by packOutcomes (usually one), one answer each.
  */
 export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, packed: PackedOutcomes[]): Promise<void[]> {
   const outcomes = packed.flatMap(unpackOutcomes);
