@@ -105,8 +105,8 @@ const real = await load(gw, headers, body);
 const db = new Database(join(dataDir, 'gateway.sqlite'), { readonly: true });
 const waitDrained = async () => {
   for (let i = 0; i < 600; i++) {
-    const open = db.prepare("select count(*) as n from messages where status in ('QUEUED','SENDING','SCHEDULED')").get() as { n: number };
-    if (open.n === 0) return;
+    // An existence check, not a count: a count would read every open row each time, on the cores the gateway uses to drain them.
+    if (db.prepare("select 1 from messages where status in ('QUEUED','SENDING','SCHEDULED') limit 1").get() === undefined) return;
     await new Promise((r) => setTimeout(r, 100));
   }
 };
