@@ -43,6 +43,15 @@ describe('GSM 03.38 encoding', () => {
     assert.equal(first?.esmClass, ESM_UDHI);
   });
 
+  it('a long text encodes with each message\'s own reference, also when the same text was encoded before', () => {
+    const text = 'b'.repeat(200);
+    const [a, b] = [encodeMessage(text, 7), encodeMessage(text, 9)];
+    assert.equal(hex(a.segments[0]?.shortMessage.subarray(0, 6) ?? Buffer.alloc(0)), udh(7, 2, 1));
+    assert.equal(hex(b.segments[0]?.shortMessage.subarray(0, 6) ?? Buffer.alloc(0)), udh(9, 2, 1));
+    // One segment has no reference: the same text encodes to the same bytes for every receiver.
+    assert.deepEqual(encodeMessage('same text', 1), encodeMessage('same text', 2));
+  });
+
   it('counts extension characters as two septets at the boundary', () => {
     assert.equal(encodeMessage('€'.repeat(80), 0).segments.length, 1);
     assert.equal(encodeMessage(`${'a'.repeat(159)}€`, 0).segments.length, 2);

@@ -132,6 +132,21 @@ function chunk(tokens: Token[], max: number): number[][] {
  * message reuses it. Throws RangeError above 255 parts.
  */
 export function encodeMessage(text: string, reference: number): EncodedMessage {
+  const known = singles.get(text);
+  if (known) return known;
+  const encoded = encodeWith(text, reference);
+  // A campaign sends one text to many receivers: a text that fits one segment encodes the same for all of them (no reference).
+  if (encoded.segments.length === 1) {
+    if (singles.size >= 1000) singles.clear();
+    singles.set(text, encoded);
+  }
+  return encoded;
+}
+
+/** Texts that fit one segment, encoded (shared: callers only read them). */
+const singles = new Map<string, EncodedMessage>();
+
+function encodeWith(text: string, reference: number): EncodedMessage {
   const gsm = gsmTokens(text);
   const encoding = gsm ? 'GSM' : 'UCS2';
   const tokens = gsm ?? ucs2Tokens(text);
