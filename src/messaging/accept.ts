@@ -145,11 +145,11 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     input.items.forEach((item, index) => {
       const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
       const id = newId();
-      let handed = false;
+      let lease: Handoff | null = null;
       if (!isBlocked && !scheduled && waiting) {
-        handed = handoff !== undefined && handedOff.length < handoff.count && !waiting.has(item.receiver);
+        if (handoff && handedOff.length < handoff.count && !waiting.has(item.receiver)) lease = handoff;
         // A message left QUEUED holds back its receiver's later ones in this batch, as in the outbox.
-        if (handed) handedOff.push([index, id]);
+        if (lease) handedOff.push([index, id]);
         else waiting.add(item.receiver);
       }
       messages.push({
@@ -164,16 +164,16 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         payload: item.payload,
         segments: item.segments,
         cost: isBlocked ? 0 : item.segments * fare,
-        status: isBlocked ? 'BLOCKED' : scheduled ? 'SCHEDULED' : handed ? 'SENDING' : 'QUEUED',
+        status: isBlocked ? 'BLOCKED' : scheduled ? 'SCHEDULED' : lease ? 'SENDING' : 'QUEUED',
         status_details: isBlocked ? 'receiver is on the account blocklist' : null,
         tag: item.tag,
         custom: item.custom,
         sender: input.sender,
         created_at: now,
         schedule_at: scheduleAt,
-        due_at: handed && handoff ? now + handoff.leaseMs : scheduleAt,
-        lease_owner: handed && handoff ? handoff.owner : null,
-        attempts: handed ? 1 : 0,
+        due_at: lease ? now + lease.leaseMs : scheduleAt,
+        lease_owner: lease ? lease.owner : null,
+        attempts: lease ? 1 : 0,
         sent_at: null,
         carrier_id: null,
         status_at: now,
@@ -214,9 +214,8 @@ async function heldBack(tx: Transaction<Database>, inputs: AcceptInput[], now: n
       continue;
     }
     const retrying = await tx.selectFrom('messages').select('receiver').where('connector', '=', connector).where(sql<boolean>`status = 'QUEUED'`).where('due_at', '>', now).execute();
-    out.set(connector, new Set([...retrying.map((r) => r.receiver), ...input.handoff.holdBack]));
+    out.set(connector, new Set(retrying.map((r) => r.receiver)));
   }
-  // holdBack of later inputs of the same connector (the dispatcher gives the same list to all of them).
   for (const input of inputs) for (const receiver of input.handoff?.holdBack ?? []) out.get(input.route.connector)?.add(receiver);
   return out;
 }
