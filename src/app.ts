@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import type { Core } from './core.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
-import { failure } from './http/gateway/envelope.ts';
+import { gatewayErrorHandler } from './http/gateway/envelope.ts';
+import { PARSER_HEAD_LIMIT, clientErrorHandler, headRefusal, refuseLargeHeads, sendRefusal } from './http/malformed.ts';
 import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
@@ -32,18 +33,24 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     bodyLimit: core.config.BODY_LIMIT_BYTES,
     trustProxy: false,
     genReqId: () => crypto.randomUUID(),
+    // Malformed requests (docs/decisions.md): a head up to the parser's bound reaches the app, which knows the
+    // path and checks the URL and header limits (refuseLargeHeads); what the parser refuses is answered by
+    // clientErrorHandler. Both answer in the envelope of the interface the path belongs to.
+    http: { maxHeaderSize: PARSER_HEAD_LIMIT, requireHostHeader: false },
+    clientErrorHandler,
     // Errors before routing (a malformed URL such as /credits/%) get the envelope of the interface the path belongs to.
     frameworkErrors: (error, request, raw) => {
       const reply = raw as unknown as FastifyReply;
-      const text = `Malformed request: ${error.message}`;
-      const path = request.url ?? '';
-      if (path.startsWith('/api/v2')) return reply.status(400).send({ Success: false, Object: null, Message: text });
-      if (path.startsWith('/admin')) return reply.status(400).send({ error: text });
-      return reply.status(400).send(failure(text, [text]));
+      const url = request.url ?? '';
+      return sendRefusal(reply, url, headRefusal(request.raw) ?? { status: 400, text: `Malformed request: ${error.message}` });
     },
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Before any route or plugin: they all inherit these. Routes outside the three interfaces' plugins
+  // (health, media, short link redirects...) answer errors in the gateway envelope.
+  app.setErrorHandler(gatewayErrorHandler);
+  app.addHook('onRequest', refuseLargeHeads);
   // Before any route: the hook covers them all, and the not-found handlers.
   recordResponses(app, core.metrics);
 

@@ -91,17 +91,29 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   onReply.push((reply) => events.onReply(reply));
 
   const eventsFor = (connector: string): CarrierEvents => ({
-    receipt: (receipt) => {
+    // Both resolve once written, and the carrier acknowledges to its peer only then (see CarrierEvents).
+    receipt: async (receipt) => {
       metrics.receipt(connector, receipt.status);
-      outcomes.submit({ kind: 'receipt', connector, receipt }).catch((err: unknown) => log.error({ err, connector }, 'could not record a receipt'));
+      try {
+        await outcomes.submit({ kind: 'receipt', connector, receipt });
+      } catch (err) {
+        log.error({ err, connector }, 'could not record a receipt; the carrier is asked to send it again');
+        throw err;
+      }
     },
-    inbound: (message) => {
+    inbound: async (message) => {
       metrics.inbound(connector);
-      recordInbound(db.kysely, connector, message)
-        .then(async (reply) => {
-          for (const hook of onReply) await hook(reply);
-        })
-        .catch((err: unknown) => log.error({ err, connector }, 'could not record an inbound message'));
+      let reply;
+      try {
+        reply = await recordInbound(db.kysely, connector, message);
+      } catch (err) {
+        log.error({ err, connector }, 'could not record an inbound message; the carrier is asked to send it again');
+        throw err;
+      }
+      // Automatic answers, opt-out, webhooks: after the acknowledgement, never holding it up.
+      void (async () => {
+        for (const hook of onReply) await hook(reply);
+      })().catch((err: unknown) => log.error({ err, connector }, 'a reply hook failed'));
     },
     unfinished: async () =>
       (
@@ -118,7 +130,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   const dispatch = options.dispatch ?? true;
   if (dispatch) {
     for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
-    dispatcher.start();
+    await dispatcher.start();
     events.start();
   }
 

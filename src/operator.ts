@@ -4,7 +4,7 @@ import { issueApiKey, revokeApiKey } from './accounts/api-keys.ts';
 import { addLedgerEntry } from './billing/ledger.ts';
 import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
-import { addContacts, createContactGroup } from './contacts/groups.ts';
+import { addContacts, createContactGroup, ensureContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
 import { sql } from 'kysely';
 import type { MessageStatus } from './db/tables.ts';
@@ -125,8 +125,7 @@ export function operator(core: Core) {
     async importContactGroup(accountId: number, name: string, contacts: { phone: string; name: string | null }[]) {
       return db.transaction().execute(async (tx) => {
         await getAccount(tx, accountId);
-        const existing = await tx.selectFrom('contact_groups').select('id').where('account_id', '=', accountId).where('name', '=', name.trim()).executeTakeFirst();
-        const groupId = existing ? Number(existing.id) : (await createContactGroup(tx, accountId, name, null, [])).id;
+        const groupId = await ensureContactGroup(tx, accountId, name);
         return { id: groupId, ...(await addContacts(tx, accountId, groupId, contacts)) };
       });
     },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
@@ -97,6 +97,27 @@ describe(`database layer (${DIALECT})`, () => {
     assert.deepEqual(requests.map((r) => r.id).sort(), [first.requestId, third.requestId].sort());
     const balance = await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow();
     assert.equal(balance.balance, 980);
+  });
+
+  it('SQLite: the database, its WAL and shared-memory files are readable by their owner only, whatever the umask', { skip: DIALECT !== 'sqlite' }, async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'gw-mode-'));
+    const dir = join(parent, 'data');
+    const umask = process.umask(0o022);
+    try {
+      const opened = await openDatabase({ dataDir: dir });
+      await opened.kysely.insertInto('settings').values({ name: 'mode-test', value: 'x' }).execute();
+      const mode = (file: string) => statSync(join(dir, file)).mode & 0o777;
+      for (const file of ['gateway.sqlite', 'gateway.sqlite-wal', 'gateway.sqlite-shm']) assert.equal(mode(file), 0o600, `${file} is ${mode(file).toString(8)}`);
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+      await opened.close();
+      // An older database made world-readable is narrowed when opened.
+      chmodSync(join(dir, 'gateway.sqlite'), 0o644);
+      await (await openDatabase({ dataDir: dir })).close();
+      assert.equal(mode('gateway.sqlite'), 0o600);
+    } finally {
+      process.umask(umask);
+      rmSync(parent, { recursive: true, force: true });
+    }
   });
 
   it('SQLite: a file that is not a database is refused at open, naming the file', { skip: DIALECT !== 'sqlite' }, async () => {

@@ -11,14 +11,17 @@ class HoldingCarrier implements Carrier {
   readonly submitted: string[] = [];
   /** Each submit still unanswered (a message sent twice is here twice). */
   private waiting: { id: string; answer: (result: SubmitResult) => void }[] = [];
+  up = true;
+
+  constructor(private readonly window = 10) {}
 
   async start(_events: CarrierEvents): Promise<void> {}
   async stop(): Promise<void> {}
   ready(): boolean {
-    return true;
+    return this.up;
   }
   capacity(): number {
-    return 10;
+    return this.window - this.waiting.length;
   }
   submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void> {
     const answered = messages.map((m) => {
@@ -118,6 +121,41 @@ test('a message a carrier keeps for several leases is not taken by another dispa
     assert.deepEqual(waiter.submitted, []);
   } finally {
     for (const c of [keeping, other]) for (const id of c.held()) c.answer(id);
+    await b.close();
+    await a.close();
+    await db.drop();
+  }
+});
+
+test('a message another dispatcher holds leased holds back its receiver\'s later messages in this one\'s claims', async () => {
+  const db = await freshDatabase();
+  // A can carry one message at a time; B's connection is down at first, so that A takes the first message.
+  const carrierA = new HoldingCarrier(1);
+  const carrierB = new HoldingCarrier();
+  carrierB.up = false;
+  const a = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrierA] }, db);
+  const b = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrierB] }, db);
+  try {
+    const account = await a.admin('POST', '/admin/accounts', { name: 'Two', balance: 10 });
+    const route = await a.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
+    const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
+    const send = (gw: TestGateway, message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990007], message, route: route.body.id });
+
+    assert.equal((await send(a, 'first')).status, 200);
+    const [first] = await a.eventually(async () => carrierA.held(), (ids) => ids.length === 1, 'the first message at A\'s carrier');
+    carrierB.up = true;
+    const claims = recordClaims(b);
+    assert.equal((await send(b, 'second')).status, 200);
+    await b.eventually(async () => claims.length, (n) => n >= 5, 'claims by B after the second send');
+    assert.deepEqual(carrierB.submitted, [], 'B sent the second message while A still held the first');
+    assert.deepEqual(carrierA.submitted, ['5511999990007']);
+
+    carrierA.answer(first ?? '');
+    await b.eventually(async () => carrierA.submitted.length + carrierB.submitted.length, (n) => n === 2, 'the second message sent once the first is answered');
+  } finally {
+    // Nothing left unanswered, or closing would wait for it.
+    for (const carrier of [carrierA, carrierB]) for (const id of carrier.held()) carrier.answer(id);
     await b.close();
     await a.close();
     await db.drop();

@@ -54,3 +54,14 @@ export async function http(base: string, method: string, path: string, body?: un
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? (JSON.parse(text) as any) : null };
 }
+
+/** Reads until `ok` holds (every 50 ms), or fails naming what it waited for and the last value read. */
+export async function until<T>(what: string, read: () => T | Promise<T>, ok: (value: T) => boolean, ms = 60_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)?.slice(0, 300)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

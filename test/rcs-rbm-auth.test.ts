@@ -149,7 +149,7 @@ test('a refused key is logged as an error naming the fix; the send is a retryabl
   const lines: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
   const carrier = new RbmCarrier({ name: 'direct', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(wrong.privateKey, sim.tokenUrl)), webhookSecret: SECRET, logger });
-  await carrier.start({ receipt: () => undefined, inbound: () => undefined, unfinished: async () => [] });
+  await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const results: SubmitResult[] = [];
   await carrier.submit([{ id: `bad-key-${Date.now()}`, receiver: phone(12), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }], (_id, r) => results.push(r));
   await carrier.stop();
@@ -168,7 +168,7 @@ test('the token endpoint unreachable: a retryable failure naming it', async () =
   await closed.stop();
   const logger = pino({ level: 'silent' });
   const down = new RbmCarrier({ name: 'down', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(good.privateKey, deadUri)), webhookSecret: SECRET, logger });
-  await down.start({ receipt: () => undefined, inbound: () => undefined, unfinished: async () => [] });
+  await down.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const results: SubmitResult[] = [];
   await down.submit([{ id: `down-${Date.now()}`, receiver: phone(13), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }], (_id, r) => results.push(r));
   await down.stop();
@@ -180,7 +180,7 @@ test('the token endpoint answering 5xx: a retryable failure and a warning (not a
   const lines: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
   const carrier = new RbmCarrier({ name: 'outage', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(good.privateKey, sim.tokenUrl)), webhookSecret: SECRET, logger });
-  await carrier.start({ receipt: () => undefined, inbound: () => undefined, unfinished: async () => [] });
+  await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const received = sim.received.length;
   sim.tokenOutage = 503;
   const results: SubmitResult[] = [];

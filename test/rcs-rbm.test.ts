@@ -123,7 +123,7 @@ test('the event endpoint: a bad or missing signature is 401, an unknown connecti
 
 test('a retried submit after a lost answer is idempotent: the platform answers 409 and it counts as sent', async () => {
   const carrier = new RbmCarrier({ name: 'direct', baseUrl: sim.url, agentId: 'a', token: TOKEN, webhookSecret: SECRET, logger: pino({ level: 'silent' }) });
-  await carrier.start({ receipt: () => undefined, inbound: () => undefined, unfinished: async () => [] });
+  await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const message = { id: `retry-${Date.now()}`, receiver: phone(6), content: 'x', channel: 'RCS' as const, payload: { kind: 'basic', text: 'once' }, sender: null };
   const results: SubmitResult[] = [];
   await carrier.submit([message], (_id, r) => results.push(r));
@@ -131,7 +131,7 @@ test('a retried submit after a lost answer is idempotent: the platform answers 4
   assert.deepEqual(results, [{ ok: true, carrierIds: [message.id] }, { ok: true, carrierIds: [message.id] }]);
   assert.equal(sim.received.filter((m) => m.messageId === message.id).length, 1);
   const bad = new RbmCarrier({ name: 'bad', baseUrl: sim.url, agentId: 'a', token: 'wrong', webhookSecret: SECRET, logger: pino({ level: 'silent' }) });
-  await bad.start({ receipt: () => undefined, inbound: () => undefined, unfinished: async () => [] });
+  await bad.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const refused: SubmitResult[] = [];
   await bad.submit([{ ...message, id: 'other' }], (_id, r) => refused.push(r));
   assert.equal(refused[0]?.ok, false);

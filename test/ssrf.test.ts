@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SafeFetcher, SafeFetchError, checkUrl, parseAllowList } from '../src/net/safe-fetch.ts';
-import type { SafeFetchErrorCode } from '../src/net/policy.ts';
+import { addressRefusal, type SafeFetchErrorCode } from '../src/net/policy.ts';
+import { startGateway, type TestGateway } from './helpers.ts';
 
 /**
  * The SSRF-safe fetcher, tested directly against a real server on loopback:
@@ -162,4 +163,87 @@ test('GATEWAY_FETCH_ALLOW: hosts, addresses and CIDRs; a bad CIDR is refused', (
   assert.throws(() => checkUrl('http://10.9.0.1/', allow), SafeFetchError);
   assert.equal(checkUrl('http://[::1]:3000/', allow).port, '3000');
   assert.throws(() => parseAllowList('10.0.0.0/99'), /GATEWAY_FETCH_ALLOW/);
+});
+
+/**
+ * IPv6 addresses that carry an IPv4 address reach it through a translator
+ * (or, for the IPv4-compatible form, through stacks that still honour it):
+ * each is judged by the IPv4 address(es) it carries.
+ */
+const CARRYING_REFUSED: [string, RegExp][] = [
+  ['::127.0.0.1', /127\.0\.0\.1.*loopback/],
+  ['::7f00:1', /IPv4-compatible form of 127\.0\.0\.1, a loopback/],
+  ['::10.0.0.1', /10\.0\.0\.1.*private/],
+  ['::a9fe:a9fe', /169\.254\.169\.254, a linkLocal/],
+  ['::ffff:7f00:1', /127\.0\.0\.1 is a loopback/],
+  ['::ffff:127.0.0.1', /127\.0\.0\.1 is a loopback/],
+  ['::ffff:0:7f00:1', /IPv4-translated form of 127\.0\.0\.1/],
+  ['64:ff9b::7f00:1', /NAT64 \(64:ff9b::\/96\) form of 127\.0\.0\.1/],
+  ['64:ff9b::169.254.169.254', /NAT64 .* 169\.254\.169\.254/],
+  ['64:ff9b:1::a00:1', /NAT64 local-use .* 10\.0\.0\.1, a private/],
+  ['64:ff9b:1:a00:0:100::', /NAT64 local-use .* 10\.0\.0\.1, a private/], // a /48 prefix: 10.0.0.1 at bits 48-63 and 72-87
+  ['64:ff9b:1::', /0\.0\.0\.0/],
+  ['2002:7f00:1::', /6to4 form of 127\.0\.0\.1/],
+  ['2002:a9fe:a9fe::1', /6to4 form of 169\.254\.169\.254/],
+  ['2002:c0a8:101:1::1', /6to4 form of 192\.168\.1\.1, a private/],
+  ['2001:0:4136:e378:8000:63bf:80ff:fffe', /Teredo address with client 127\.0\.0\.1/],
+  ['2001:0:a00:1::f7f7:f7f7', /Teredo address with server 10\.0\.0\.1/],
+  ['64:ff9b:7f00:1::', /outside the global unicast range/],
+  ['1234::1', /outside the global unicast range/],
+];
+/** The same forms around public addresses (8.8.8.8, 65.54.227.120). */
+const CARRYING_PUBLIC = ['::808:808', '::ffff:808:808', '::ffff:0:808:808', '64:ff9b::808:808', '64:ff9b:1::808:808', '64:ff9b:1:abcd::808:808', '64:ff9b:1:808:8:800::', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'];
+
+test('the address policy judges IPv6 forms that carry an IPv4 address by that address', () => {
+  for (const [address, why] of CARRYING_REFUSED) {
+    const refusal = addressRefusal(address);
+    assert.ok(refusal, `${address} passed`);
+    assert.match(refusal, why, address);
+  }
+  for (const address of CARRYING_PUBLIC) assert.equal(addressRefusal(address), null, address);
+  assert.equal(addressRefusal('2606:4700:4700::1111'), null);
+});
+
+test('URLs with such hosts: refused when the carried address is not public, accepted when it is', async () => {
+  const before = seen.length;
+  for (const [address] of CARRYING_REFUSED) {
+    const host = `[${address}]`;
+    assert.throws(() => checkUrl(`http://${host}/`), (err: unknown) => err instanceof SafeFetchError && err.code === 'ADDRESS' && /only public addresses/.test(err.message), host);
+    await refused(closed.fetch(`http://${host}/hook`), 'ADDRESS');
+  }
+  assert.equal(seen.length, before);
+  for (const address of CARRYING_PUBLIC) assert.doesNotThrow(() => checkUrl(`https://[${address}]/hook`), address);
+});
+
+test('a name whose DNS answer is such a form is refused when connecting', async () => {
+  for (const address of ['::7f00:1', '::127.0.0.1', '::ffff:7f00:1', '64:ff9b::a9fe:a9fe', '2002:7f00:1::', '2001:0:4136:e378:8000:63bf:80ff:fffe']) {
+    const fetcher = new SafeFetcher({ resolve: async () => [{ address, family: 6 }] });
+    try {
+      const before = seen.length;
+      const err = await refused(fetcher.fetch('http://carrier.example/echo'), 'ADDRESS');
+      assert.match(err.message, /carrier\.example resolves to a refused address/);
+      assert.equal(seen.length, before);
+    } finally {
+      await fetcher.close();
+    }
+  }
+});
+
+test('webhook registration refuses URLs whose host carries a non-public IPv4 address', async () => {
+  let gw: TestGateway | undefined;
+  try {
+    gw = await startGateway();
+    const eve = await gw.customer();
+    for (const [address] of CARRYING_REFUSED) {
+      const res = await gw.call(eve.key, 'POST', '/webhooks', { url: `http://[${address}]/hook`, topics: ['message.status'] });
+      assert.equal(res.status, 400, `${address}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.hasError, true);
+      assert.match(res.body.errors[0], /^url: .*only public addresses may be called/, address);
+    }
+    assert.equal((await gw.call(eve.key, 'GET', '/webhooks')).body.totalRecords, 0);
+    const ok = await gw.call(eve.key, 'POST', '/webhooks', { url: 'https://[2002:808:808::1]/hook', topics: ['message.status'] });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  } finally {
+    await gw?.close();
+  }
 });

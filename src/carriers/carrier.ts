@@ -52,9 +52,16 @@ export interface Inbound {
   at: Date;
 }
 
+/**
+ * Where a carrier reports what arrives. Both resolve once what was reported
+ * is durable (committed and on disk) and reject when it could not be
+ * written: a carrier acknowledges a receipt or an inbound text to its peer
+ * only after the promise resolves, and asks the peer to send it again when
+ * it rejects, so that nothing acknowledged is ever lost.
+ */
 export interface CarrierEvents {
-  receipt(receipt: Receipt): void;
-  inbound(message: Inbound): void;
+  receipt(receipt: Receipt): Promise<void>;
+  inbound(message: Inbound): Promise<void>;
   /** Carrier ids of messages this connection accepted and has not reported final yet (after a restart). */
   unfinished(): Promise<string[]>;
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import type { Executor } from '../db/executor.ts';
+import { isUniqueViolation } from '../db/unique.ts';
 import { createAccount } from '../accounts/accounts.ts';
 import { issueApiKey } from '../accounts/api-keys.ts';
 import { addLedgerEntry, lockBalances } from '../billing/ledger.ts';
@@ -42,12 +43,6 @@ const publicChildUser = (row: ChildUserRow, role: 'CUSTOMER' | 'RESELLER'): Publ
   role,
   parentUserId: Number(row.parent_id),
 });
-
-/** A unique index refused the row (PostgreSQL 23505, SQLite SQLITE_CONSTRAINT_UNIQUE). */
-function isUniqueViolation(err: unknown): boolean {
-  const code = err !== null && typeof err === 'object' && 'code' in err ? String(err.code) : '';
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
 
 /**
  * E-mails are unique across all child users, whoever their reseller (it is

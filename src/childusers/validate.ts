@@ -82,7 +82,7 @@ export function checkChildUser(input: ChildUserInput): { problems: string[]; val
   const phone = (field: string, value: string | undefined): string => {
     if (value === undefined) return '';
     const normalised = normalizeBrazilian(value);
-    if (!normalised) problems.push(`${field}: ${JSON.stringify(value)} is not a Brazilian phone number (area code + number, e.g. 11999998888)`);
+    if (!normalised) problems.push(`${field}: ${JSON.stringify(value)} is not a valid Brazilian phone number (area code + number, e.g. 11999998888)`);
     return normalised ?? '';
   };
 

@@ -3,19 +3,46 @@ import type { Executor } from '../db/executor.ts';
 import { normalizeInternational } from '../shared/phone.ts';
 import { DomainError, notFound, validation } from '../shared/errors.ts';
 
+/** The CONFLICT a second group of the same name gets, whether it came after the first or at the same time. */
+export const groupExists = (name: string) => new DomainError('CONFLICT', `A contact group named "${name}" already exists.`);
+
+/**
+ * Inserts the group unless one of that name exists (the unique index
+ * decides, so two requests at once cannot both create it, nor fail with a
+ * constraint error). Returns the new id, or null when the name was taken.
+ */
+async function insertGroup(db: Executor, accountId: number, name: string, description: string | null): Promise<number | null> {
+  const row = await db
+    .insertInto('contact_groups')
+    .values({ account_id: accountId, name, description, created_at: Date.now(), last_used_at: null })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  return row ? Number(row.id) : null;
+}
+
 export async function createContactGroup(db: Executor, accountId: number, name: string, description: string | null, numbers: string[]) {
   const clean = name.trim();
   if (!clean) throw validation(['name: must not be empty']);
-  const exists = await db.selectFrom('contact_groups').select('id').where('account_id', '=', accountId).where('name', '=', clean).executeTakeFirst();
-  if (exists) throw new DomainError('CONFLICT', `A contact group named "${clean}" already exists.`);
-  const row = await db
-    .insertInto('contact_groups')
-    .values({ account_id: accountId, name: clean, description, created_at: Date.now(), last_used_at: null })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const id = Number(row.id);
+  const id = await insertGroup(db, accountId, clean, description);
+  if (id === null) throw groupExists(clean);
   const result = await addContacts(db, accountId, id, numbers.map((phone) => ({ phone, name: null })));
   return { id, ...result };
+}
+
+/** The id of the account's group of that exact name, created (empty) when there is none. */
+export async function ensureContactGroup(db: Executor, accountId: number, name: string): Promise<number> {
+  const clean = name.trim();
+  if (!clean) throw validation(['name: must not be empty']);
+  const find = () => db.selectFrom('contact_groups').select('id').where('account_id', '=', accountId).where('name', '=', clean).executeTakeFirst();
+  const existing = await find();
+  if (existing) return Number(existing.id);
+  const id = await insertGroup(db, accountId, clean, null);
+  if (id !== null) return id;
+  // Created by another request meanwhile.
+  const winner = await find();
+  if (!winner) throw groupExists(clean);
+  return Number(winner.id);
 }
 
 /**
@@ -36,8 +63,13 @@ export async function addContacts(db: Executor, accountId: number, groupId: numb
     (await db.selectFrom('contacts').select('phone').where('group_id', '=', groupId).execute()).map((r) => r.phone),
   );
   const rows = [...byPhone].filter(([phone]) => !existing.has(phone)).map(([phone, name]) => ({ account_id: accountId, group_id: groupId, phone, name }));
-  for (let i = 0; i < rows.length; i += 500) await db.insertInto('contacts').values(rows.slice(i, i + 500)).execute();
-  return { added: rows.length, invalid };
+  let added = 0;
+  for (let i = 0; i < rows.length; i += 500) {
+    // A number added by another request since the read above is skipped, not a constraint error.
+    const res = await db.insertInto('contacts').values(rows.slice(i, i + 500)).onConflict((oc) => oc.columns(['group_id', 'phone']).doNothing()).executeTakeFirst();
+    added += Number(res.numInsertedOrUpdatedRows ?? 0);
+  }
+  return { added, invalid };
 }
 
 /** Spec 2.4: the account's groups with their count of valid contacts. */

@@ -79,17 +79,29 @@ export async function saveRule(db: Executor, accountId: number, input: RuleInput
     default_response: blankToNull(input.defaultResponse),
     updated_at: now,
   };
+  const update = async (id: number) => {
+    const row = await cdb.updateTable('context_rules').set(values).where('id', '=', id).where('account_id', '=', accountId).returningAll().executeTakeFirst();
+    return row ? { rule: toRule(row), created: false } : null;
+  };
   const existing = await findRule(db, accountId, input.name);
   if (existing) {
-    const row = await cdb.updateTable('context_rules').set(values).where('id', '=', existing.id).where('account_id', '=', accountId).returningAll().executeTakeFirstOrThrow();
-    return { rule: toRule(row), created: false };
+    const updated = await update(existing.id);
+    if (updated) return updated;
   }
+  const name = input.name.trim();
+  // The unique index (account, name) decides between saves at the same time:
+  // the one that inserts created the rule, the others replace it, as a save after it would.
   const row = await cdb
     .insertInto('context_rules')
-    .values({ account_id: accountId, name: input.name.trim(), created_at: now, ...values })
+    .values({ account_id: accountId, name, created_at: now, ...values })
+    .onConflict((oc) => oc.columns(['account_id', 'name']).doNothing())
     .returningAll()
-    .executeTakeFirstOrThrow();
-  return { rule: toRule(row), created: true };
+    .executeTakeFirst();
+  if (row) return { rule: toRule(row), created: true };
+  const winner = await cdb.selectFrom('context_rules').select('id').where('account_id', '=', accountId).where('name', '=', name).executeTakeFirst();
+  const updated = winner ? await update(Number(winner.id)) : null;
+  if (!updated) throw new Error(`context rule "${name}" was neither inserted nor found`);
+  return updated;
 }
 
 export async function listRules(db: Executor, accountId: number): Promise<ContextRule[]> {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type Migration } from 'kysely';
@@ -14,6 +14,8 @@ import { webhooks } from './migrations/004_webhooks.ts';
 import { claimIndex } from './migrations/005_claim_index.ts';
 import { routeFallback } from './migrations/006_route_fallback.ts';
 import { waitingIndex } from './migrations/007_waiting_index.ts';
+import { tokenSecrets } from './migrations/008_token_secrets.ts';
+import { dispatchers } from './migrations/009_dispatchers.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 type Job = (tx: unknown, dialect: Dialect, items: unknown[]) => Promise<unknown[]>;
@@ -59,8 +61,9 @@ export async function openDatabase(options: DbOptions): Promise<Db> {
 }
 
 function openSqlite(options: DbOptions): Db {
-  mkdirSync(options.dataDir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const path = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
+  keepPrivate(path);
   const durable = (options.sqliteSynchronous ?? 'FULL') === 'FULL';
   const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: AUTOCHECKPOINT_PAGES }, durable ? new WalSync(`${path}-wal`) : null, new Checkpointer(path, CHECKPOINT_EVERY_MS), options.onSqliteDeath);
   const kysely = new Kysely<Database>({
@@ -72,6 +75,23 @@ function openSqlite(options: DbOptions): Db {
     },
   });
   return { kysely, dialect: 'sqlite', run: (name, items) => driver.run(name, items), close: () => kysely.destroy() };
+}
+
+/**
+ * The database holds API key hashes, balances and every message: readable by
+ * its owner only. SQLite gives its -wal and -shm files the mode of the
+ * database file, so creating that file 0600 (and narrowing an older one)
+ * covers all three, whatever the process umask.
+ */
+function keepPrivate(path: string): void {
+  closeSync(openSync(path, 'a', 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      chmodSync(file, 0o600);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
 }
 
 function openPostgres(url: string, schema: string | undefined): Db {
@@ -100,6 +120,8 @@ async function migrate(db: Db): Promise<void> {
     '005_claim_index': claimIndex,
     '006_route_fallback': routeFallback,
     '007_waiting_index': waitingIndex,
+    '008_token_secrets': tokenSecrets,
+    '009_dispatchers': dispatchers,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

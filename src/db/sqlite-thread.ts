@@ -207,8 +207,9 @@ export class ThreadedSqliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('commit'));
   }
 
+  /** Not when SQLite has already rolled back by itself (disk full, I/O error): see the thread's driver. */
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    if (this.connection.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
   async savepoint(connection: DatabaseConnection, name: string): Promise<void> {

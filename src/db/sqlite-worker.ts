@@ -78,6 +78,15 @@ class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
+
+  /**
+   * Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM...) end the
+   * transaction by themselves: a ROLLBACK then fails ("no transaction is
+   * active") and that error would replace the one that says what happened.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (file.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
 }
 
 // Jobs run with Kysely on this thread, over the same connection.

@@ -125,6 +125,12 @@ export interface MessagesTable {
   sent_at: number | null;
   carrier_id: string | null;
   status_at: number;
+  /**
+   * 1: the text ends with a one-time code (tokens, src/tokens/mask.ts).
+   * Reports and events show it masked; the stored text is masked once the
+   * carrier has the message, or once it never will.
+   */
+  otp: number;
 }
 
 export interface CarrierIdsTable {
@@ -161,6 +167,12 @@ export interface RepliesTable {
   received_at: number;
 }
 
+/** Named values of the server, shared by every process on the database (e.g. `token_hmac_key`). */
+export interface SettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -176,6 +188,19 @@ export interface Database {
   pending_receipts: PendingReceiptsTable;
   status_log: StatusLogTable;
   replies: RepliesTable;
+  settings: SettingsTable;
+  dispatchers: DispatchersTable;
+}
+
+/** A dispatcher process working on this database (src/dispatch/registry.ts). */
+export interface DispatchersTable {
+  owner: string;
+  /** Host name and boot id: the same value means the same running system. */
+  host: string;
+  pid: number;
+  /** The process's start time as the system counts it (empty where unknown): tells a reused pid apart. */
+  started: string;
+  seen_at: number;
 }
 
 export type MessageRow = Selectable<MessagesTable>;

@@ -64,13 +64,18 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
     const known = firstWaiting.get(w.receiver);
     if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
   }
+  // Due messages, and the messages other dispatchers hold leased (alive, or
+  // gone and not recovered yet): those are not due but hold back their
+  // receivers' later messages, which must not overtake them. Such rows eat
+  // into the limit: with another dispatcher's window of them ahead, a claim
+  // may take fewer messages than it could.
   const due = await tx
     .selectFrom('messages')
-    .select(['id', 'receiver', 'schedule_at'])
+    .select(['id', 'receiver', 'schedule_at', 'due_at'])
     .where('connector', '=', r.connector)
     // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
     .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-    .where('due_at', '<=', r.now)
+    .where((eb) => eb.or([eb('due_at', '<=', r.now), eb.and([eb('status', '=', 'SENDING'), eb('lease_owner', '!=', r.owner)])]))
     .orderBy('schedule_at')
     .orderBy('id')
     .limit(r.limit + held.size)
@@ -80,6 +85,11 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
   for (const m of due) {
     const first = firstWaiting.get(m.receiver);
     if (first && first.id !== m.id && !before(m, first)) continue;
+    if (m.due_at > r.now) {
+      // Leased to another dispatcher: waits like a message in flight, and holds its receiver back.
+      firstWaiting.set(m.receiver, m);
+      continue;
+    }
     if (held.has(m.id)) {
       // Ours still, past its lease: not again, and it holds back its receiver's later messages like one in flight.
       firstWaiting.set(m.receiver, m);

@@ -7,7 +7,11 @@ import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
 import type { Outcome } from './outcomes.ts';
 import { Waker } from '../shared/waker.ts';
+import { storageFault } from '../db/faults.ts';
+import { Registry } from './registry.ts';
 
+/** Longest wait between two tries to write a carrier's answer the database refused. */
+const RECORD_RETRY_MAX_MS = 2000;
 /** How long a partly filled claim waits before the next one. */
 const GATHER_MS = 20;
 /** How often a carrier with no room is looked at again. */
@@ -69,6 +73,9 @@ export class Dispatcher {
    * after a claim until the next claim starts, which then sees the row.
    */
   private handedBack = new Map<string, HandedBack>();
+  private readonly registry: Registry;
+  /** Other dispatchers on the database, not known to be gone: while there are, nothing is handed off at accept (see reserve). */
+  private others = 0;
 
   constructor(
     private readonly db: Db,
@@ -77,13 +84,39 @@ export class Dispatcher {
     private readonly log: Logger,
     private readonly options: DispatcherOptions,
     private readonly onSubmitted: OnSubmitted = () => {},
-  ) {}
+  ) {
+    this.registry = new Registry(db.kysely, this.owner, options.leaseMs);
+  }
 
-  start(): void {
+  /**
+   * Joins the registry and, before the first claim, takes back the leases
+   * of dispatchers that are gone (this process before a crash, most often),
+   * so that their messages go out now and in their place, not after a lease.
+   */
+  async start(): Promise<void> {
+    await this.lookAround();
     this.running = true;
     for (const carrier of this.carriers.values()) this.loops.push(this.loop(carrier));
-    this.renewTimer = setInterval(() => void this.renew(), this.options.leaseMs / 4);
+    this.renewTimer = setInterval(() => {
+      void this.renew();
+      void this.lookAround();
+    }, this.options.leaseMs / 4);
     this.renewTimer.unref();
+  }
+
+  /** Says this dispatcher is alive and recovers the leases of those that are gone. */
+  private async lookAround(): Promise<void> {
+    try {
+      await this.registry.beat();
+      const { others, recovered } = await this.registry.sweep([...this.carriers.keys()]);
+      this.others = others;
+      if (recovered > 0) {
+        this.log.warn({ messages: recovered }, 'took back the leased messages of a dispatcher that is gone');
+        this.wake();
+      }
+    } catch (err) {
+      this.log.error({ err }, 'could not check the other dispatchers; trying again later');
+    }
   }
 
   /** Called after new messages were committed, so they go out without waiting for the next poll. */
@@ -98,6 +131,8 @@ export class Dispatcher {
     await Promise.all(this.inflight);
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
+    // What the carriers never answered goes back to the outbox now, not after its lease.
+    await this.registry.leave([...this.carriers.keys()]).catch((err: unknown) => this.log.error({ err }, 'could not leave the dispatcher registry'));
   }
 
   /**
@@ -172,7 +207,8 @@ export class Dispatcher {
    */
   reserve(connector: string, wanted: number): Handoff | null {
     const carrier = this.carriers.get(connector);
-    if (!this.running || !carrier || !carrier.ready() || wanted <= 0) return null;
+    // Another dispatcher's leased messages (alive, or gone and not recovered yet) are not seen here: only the claim keeps order behind them.
+    if (!this.running || this.others > 0 || !carrier || !carrier.ready() || wanted <= 0) return null;
     const count = Math.min(wanted, this.room(carrier));
     if (count <= 0) return null;
     this.reserved.set(connector, (this.reserved.get(connector) ?? 0) + count);
@@ -240,12 +276,7 @@ export class Dispatcher {
         this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id, written: false });
       }
       results.push(
-        this.outcomes
-          .submit({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 })
-          .catch((err: unknown) => {
-            // The lease expires and the message is claimed again: at-least-once.
-            this.log.error({ err, messageId: id }, 'could not record a carrier result');
-          })
+        this.record({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 })
           .finally(() => {
             this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
             this.held.delete(id);
@@ -271,6 +302,28 @@ export class Dispatcher {
       });
     this.inflight.add(task);
     void task.finally(() => this.inflight.delete(task));
+  }
+
+  /**
+   * Writes a carrier's answer. While the database cannot write (disk full,
+   * I/O error, unreachable) the answer is kept and written again and again,
+   * the message held meanwhile, so that it is never claimed and sent twice.
+   * Given up only when the dispatcher stops or on an error that is not the
+   * storage's: then the lease runs out and the message is sent again
+   * (at-least-once).
+   */
+  private async record(outcome: Outcome & { kind: 'result' }): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.outcomes.submit(outcome);
+        return;
+      } catch (err) {
+        const retry = this.running && storageFault(err) !== null;
+        this.log.error({ err, messageId: outcome.messageId, attempt }, retry ? 'could not record a carrier result; retrying' : 'could not record a carrier result');
+        if (!retry) return;
+        await new Promise((r) => setTimeout(r, Math.min(RECORD_RETRY_MAX_MS, 50 * 2 ** attempt)));
+      }
+    }
   }
 
   /** Per receiver, the earliest message of a connector handed back and waiting for its retry. */

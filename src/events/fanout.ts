@@ -4,6 +4,7 @@ import type { Database } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import { eventsDb, type DeliveryFormat, type EventsDb, type Topic, type WebhookDeliveriesTable } from './tables.ts';
 import { topicsOf } from './webhooks.ts';
+import { maskCode } from '../tokens/mask.ts';
 import { legacyReplyBody, legacyStatusBody, replyBody, statusBody, type ReplyEvent, type StatusEvent } from './payloads.ts';
 
 /**
@@ -106,10 +107,11 @@ async function fanOutReplies(db: Kysely<Database>, dialect: Dialect, limit: numb
     for (const ids of chunks(messageIds)) {
       const found = await t
         .selectFrom('messages')
-        .select(['id', 'account_id', 'request_id', 'receiver', 'content', 'custom', 'tag', 'sender', 'sent_at'])
+        .select(['id', 'account_id', 'request_id', 'receiver', 'content', 'otp', 'custom', 'tag', 'sender', 'sent_at'])
         .where('id', 'in', ids)
         .execute();
-      for (const m of found) messages.set(m.id, { ...m, account_id: Number(m.account_id) });
+      // A one-time code is never in an event (src/tokens/mask.ts).
+      for (const { otp, ...m } of found) messages.set(m.id, { ...m, account_id: Number(m.account_id), content: otp === 1 ? maskCode(m.content) : m.content });
     }
     const targets = await targetsFor(t, [...new Set(owned.map((r) => Number(r.account_id)))], 'message.reply');
     const deliveries: NewDelivery[] = [];

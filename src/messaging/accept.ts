@@ -5,11 +5,12 @@ import { DomainError } from '../shared/errors.ts';
 import { fromMicros } from '../billing/money.ts';
 import { lockBalances } from '../billing/ledger.ts';
 import { insertRows } from '../db/bulk.ts';
+import { maskCode } from '../tokens/mask.ts';
 
 const REQUEST_COLUMNS = ['id', 'account_id', 'route_id', 'channel', 'product', 'content', 'tag', 'custom', 'sender', 'source', 'message_count', 'cost', 'schedule_at', 'created_at'] as const;
 const MESSAGE_COLUMNS = [
   'id', 'account_id', 'request_id', 'route_id', 'connector', 'channel', 'receiver', 'content', 'payload', 'segments', 'cost', 'status', 'status_details',
-  'tag', 'custom', 'sender', 'created_at', 'schedule_at', 'due_at', 'lease_owner', 'attempts', 'sent_at', 'carrier_id', 'status_at',
+  'tag', 'custom', 'sender', 'created_at', 'schedule_at', 'due_at', 'lease_owner', 'attempts', 'sent_at', 'carrier_id', 'status_at', 'otp',
 ] as const;
 const LEDGER_COLUMNS = ['account_id', 'amount', 'reason', 'request_id', 'created_at'] as const;
 // A column added to messages or requests must be added above too (the compiler says so here).
@@ -126,6 +127,8 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     const handoff = scheduled ? undefined : input.handoff;
     const waiting = held.get(input.route.connector);
     const handedOff: [number, string][] = [];
+    // A token's text ends with its one-time code (src/tokens/mask.ts).
+    const otp = input.source === 'token';
     requests.push({
       id: requestId,
       account_id: input.accountId,
@@ -160,7 +163,8 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         connector: input.route.connector,
         channel: input.route.channel,
         receiver: item.receiver,
-        content: item.content,
+        // A blocked message never reaches the carrier: its code is not kept.
+        content: isBlocked && otp ? maskCode(item.content) : item.content,
         payload: item.payload,
         segments: item.segments,
         cost: isBlocked ? 0 : item.segments * fare,
@@ -177,6 +181,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         sent_at: null,
         carrier_id: null,
         status_at: now,
+        otp: otp ? 1 : 0,
       });
     });
     if (cost > 0) ledger.push({ account_id: input.accountId, amount: -cost, reason: 'send', request_id: requestId, created_at: now });

@@ -3,9 +3,10 @@ import type { Database } from '../db/tables.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
 import { refund } from '../dispatch/outcomes.ts';
+import { maskedContent } from '../tokens/mask.ts';
 
 /**
- * Spec 4.3 cancel: every SCHEDULED or QUEUED message of the request is
+ * Cancel: every SCHEDULED or QUEUED message of the request is
  * cancelled and refunded in one transaction. The status condition in the
  * UPDATE is what makes it atomic against the dispatcher, which claims with
  * the same condition: each message is either claimed or cancelled, never both.
@@ -17,7 +18,8 @@ export async function cancelRequest(db: Kysely<Database>, accountId: number, req
     const now = Date.now();
     const cancelled = await tx
       .updateTable('messages')
-      .set({ status: 'CANCELLED', status_details: 'cancelled by the client', status_at: now, lease_owner: null })
+      // A cancelled token message never reaches the phone: its code is not kept either.
+      .set({ status: 'CANCELLED', status_details: 'cancelled by the client', status_at: now, lease_owner: null, content: maskedContent('messages') })
       .where('request_id', '=', requestId)
       .where('account_id', '=', accountId)
       .where('status', 'in', ['SCHEDULED', 'QUEUED'])

@@ -3,6 +3,7 @@ import type { Executor } from '../db/executor.ts';
 import type { MessageStatus } from '../db/tables.ts';
 import { validation } from '../shared/errors.ts';
 import { parseReportDate } from './schedule.ts';
+import { reportedContent } from '../tokens/mask.ts';
 
 export const STATUSES: MessageStatus[] = ['SCHEDULED', 'QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'UNDELIVERED', 'FAILED', 'EXPIRED', 'CANCELLED', 'BLOCKED'];
 const DEFAULT_LIMIT = 100;
@@ -70,7 +71,7 @@ export async function countOf<DB, TB extends keyof DB, O>(base: SelectQueryBuild
   return Number((row as { n?: number | string } | undefined)?.n ?? 0);
 }
 
-/** Spec 4.3 sent report: the account's messages, newest first. */
+/** Sent report: the account's messages, newest first; one-time codes of spent tokens masked (src/tokens/mask.ts), in the text and its filter. */
 export async function sentReport(db: Executor, accountId: number, q: ReportQuery) {
   const w = window(q);
   const statuses = statusesOf(q);
@@ -81,14 +82,14 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
     .where('m.created_at', '>=', w.from)
     .where('m.created_at', '<=', w.to)
     .$if(q.receiver !== undefined, (b) => b.where('m.receiver', '=', (q.receiver ?? '').replace(/^\+/, '')))
-    .$if(q.content !== undefined, (b) => b.where(sql`lower(m.content)`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`))
+    .$if(q.content !== undefined, (b) => b.where(sql`lower(${reportedContent('m')})`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`))
     .$if(q.custom !== undefined, (b) => b.where('m.custom', '=', q.custom ?? ''))
     .$if(q.tag !== undefined, (b) => b.where('m.tag', '=', q.tag ?? ''))
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', (q.requestId ?? '').toLowerCase()))
     .$if(statuses !== null, (b) => b.where('m.status', 'in', statuses ?? []));
   const total = await countOf(base);
   const rows = await base
-    .select(['m.id', 'm.receiver', 'm.content', 'm.created_at', 'm.sent_at', 'm.request_id', 'm.schedule_at', 'm.custom', 'm.tag', 'm.status', 'm.status_details', 'r.product_name', 'r.display_name'])
+    .select(['m.id', 'm.receiver', reportedContent('m').as('content'), 'm.created_at', 'm.sent_at', 'm.request_id', 'm.schedule_at', 'm.custom', 'm.tag', 'm.status', 'm.status_details', 'r.product_name', 'r.display_name'])
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')
     .limit(w.limit)
@@ -114,7 +115,7 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
   };
 }
 
-/** Spec 4.3 received report: replies matched to the account's messages, newest first. */
+/** Received report: replies matched to the account's messages, newest first. */
 export async function receivedReport(db: Executor, accountId: number, q: ReportQuery) {
   const w = window(q);
   const base = db
@@ -129,7 +130,7 @@ export async function receivedReport(db: Executor, accountId: number, q: ReportQ
   return { total, records: rows.map((r) => ({ sender: r.sender, content: r.content, receivedAt: iso(r.received_at), messageId: r.message_id })) };
 }
 
-/** Spec 4.3 requests report: one row per request, schedule then createdAt descending. */
+/** Requests report: one row per request, schedule then createdAt descending (a token request's text was stored masked). */
 export async function requestsReport(db: Executor, accountId: number, q: ReportQuery) {
   const w = window(q);
   const base = db

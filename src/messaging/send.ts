@@ -3,7 +3,7 @@ import type { RouteRow } from '../db/tables.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AccountRoutes } from '../routing/account-routes.ts';
 import { groupPhones } from '../contacts/groups.ts';
-import { normalizeInternational } from '../shared/phone.ts';
+import { internationalProblem, normalizeInternational } from '../shared/phone.ts';
 import { validation } from '../shared/errors.ts';
 import { parseScheduleDate } from './schedule.ts';
 
@@ -34,7 +34,7 @@ export async function resolveTargeting(db: Executor, routes: AccountRoutes, prin
   (input.receivers ?? []).forEach((value, i) => {
     const phone = normalizeInternational(value);
     if (phone) receivers.push(phone);
-    else problems.push(`receivers[${i}]: ${JSON.stringify(value)} is not a phone number in international form (e.g. 5511999998888)`);
+    else problems.push(`receivers[${i}]: ${internationalProblem(value)}`);
   });
   let scheduleAt: number | null = null;
   if (input.scheduleDate !== undefined && input.scheduleDate !== null && input.scheduleDate !== '') {

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ERROR_TEXT } from '../http/validation.ts';
+import { OptionalNullable } from '../http/gateway/nullable.ts';
 
 /**
  * RCS message payloads (spec 2.12, 4.2). The send routes validate the
@@ -33,10 +34,11 @@ export const ButtonSchema = Type.Object(
 );
 
 export const CardFields = {
-  cardImage: Type.Optional(HttpUrl),
-  cardTitle: Type.Optional(Type.String({ maxLength: MAX_CARD_TITLE })),
-  cardMessage: Type.Optional(Type.String({ maxLength: MAX_CARD_MESSAGE })),
-  buttons: Type.Optional(Type.Array(ButtonSchema, { maxItems: MAX_BUTTONS })),
+  // Null means absent (the send routes read the body through absent()).
+  cardImage: OptionalNullable(HttpUrl),
+  cardTitle: OptionalNullable(Type.String({ maxLength: MAX_CARD_TITLE })),
+  cardMessage: OptionalNullable(Type.String({ maxLength: MAX_CARD_MESSAGE })),
+  buttons: OptionalNullable(Type.Array(ButtonSchema, { maxItems: MAX_BUTTONS })),
 };
 
 export const CardSchema = Type.Object(CardFields);

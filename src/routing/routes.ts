@@ -57,11 +57,15 @@ export async function setRouteFallback(db: Executor, routeId: number, fallbackId
   return db.updateTable('routes').set({ fallback_route_id: fallbackId }).where('id', '=', routeId).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Grants the route to the account; granting it again (or twice at once) changes nothing and is not an error. */
 export async function grantRoute(db: Executor, accountId: number, routeId: number): Promise<void> {
   const route = await db.selectFrom('routes').select('id').where('id', '=', routeId).executeTakeFirst();
   if (!route) throw notFound(`Route ${routeId}`);
-  const exists = await db.selectFrom('account_routes').select('route_id').where('account_id', '=', accountId).where('route_id', '=', routeId).executeTakeFirst();
-  if (!exists) await db.insertInto('account_routes').values({ account_id: accountId, route_id: routeId }).execute();
+  await db
+    .insertInto('account_routes')
+    .values({ account_id: accountId, route_id: routeId })
+    .onConflict((oc) => oc.columns(['account_id', 'route_id']).doNothing())
+    .execute();
 }
 
 /** Routes the account may send through (spec 4.4). */

@@ -16,6 +16,9 @@ export type ErrorCode =
   | 'UNAVAILABLE';
 
 export class DomainError extends Error {
+  /** RATE_LIMITED: seconds until a retry can succeed; each interface sends it as `Retry-After`. */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly code: ErrorCode,
     message: string,

@@ -66,11 +66,11 @@ export async function harness(
   const timeline: string[] = [];
   const duplicates: string[] = [];
   const events: CarrierEvents = {
-    receipt: (r) => {
+    receipt: async (r) => {
       receipts.push(r);
       timeline.push(`receipt ${r.carrierId}`);
     },
-    inbound: (m) => void inbound.push(m),
+    inbound: async (m) => void inbound.push(m),
     unfinished: async () => [],
   };
   await carrier.start(events);

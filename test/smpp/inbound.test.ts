@@ -8,7 +8,7 @@ function handler(): { h: DeliverHandler; receipts: Receipt[]; inbound: Inbound[]
   const receipts: Receipt[] = [];
   const inbound: Inbound[] = [];
   const h = new DeliverHandler(
-    { receipt: (r) => void receipts.push(r), inbound: (m) => void inbound.push(m) },
+    { receipt: async (r) => void receipts.push(r), inbound: async (m) => void inbound.push(m) },
     { idBase: 'hex' },
     silentLogger,
   );

@@ -12,7 +12,7 @@ import { decodeText, ESM_UDHI } from '../../src/carriers/smpp/encoding.ts';
 import smpp, { Status, pduBody, pduNumber, pduString, statusText, type Pdu, type Session } from '../../src/carriers/smpp/smpp-lib.ts';
 import { parseUdh } from '../../src/carriers/smpp/udh.ts';
 import { assemble, checkSubmit, moBody } from './checks.ts';
-import { DeliveryQueue } from './deliveries.ts';
+import { DeliveryQueue, type Delivery } from './deliveries.ts';
 import { DEFAULT_RULES, formatId, receiptParams, ruleFor } from './outcomes.ts';
 
 import type { MoMessage, SimModeChange, SimStats, SmscSimulator, SmscSimulatorOptions } from './types.ts';
@@ -53,6 +53,8 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
   const receiving = (): Session[] =>
     [...bindTypes].filter(([s, t]) => (t === 'receiver' || t === 'transceiver') && s.socket.writable).map(([s]) => s);
   const deliveries = new DeliveryQueue(receiving);
+  /** Receipts kept while the holdReceipts mode is on. */
+  let heldReceipts: Delivery[] | null = null;
 
   const dropConnections = (): void => {
     stats.drops++;
@@ -141,8 +143,10 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
       text: decodeText(body, dataCoding), withText: options.receiptText ?? true, withTlvs: options.receiptTlvs ?? true,
     });
     const sendReceipt = (): void => {
+      const delivery = { params, preferred: session, done: () => void stats.receiptsSent++ };
+      if (heldReceipts) return void heldReceipts.push(delivery);
       log(`receipt ${stat} for ${messageId}`);
-      deliveries.push({ params, preferred: session, done: () => void stats.receiptsSent++ });
+      deliveries.push(delivery);
     };
     if (mode.receiptBeforeResp) {
       sendReceipt();
@@ -215,6 +219,12 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
       if (change.ignoreEnquireLink !== undefined) mode.ignoreEnquireLink = change.ignoreEnquireLink;
       if (change.ignoreSubmits !== undefined) mode.ignoreSubmits = change.ignoreSubmits;
       if (change.dropAfterSubmits !== undefined) mode.dropAfterSubmits = change.dropAfterSubmits;
+      if (change.holdReceipts === true) heldReceipts ??= [];
+      if (change.holdReceipts === false && heldReceipts) {
+        const kept = heldReceipts;
+        heldReceipts = null;
+        for (const delivery of kept) deliveries.push(delivery);
+      }
       log(`mode: ${JSON.stringify(change)}`);
     },
     dropConnections,

@@ -44,6 +44,8 @@ export interface SimModeChange {
   ignoreSubmits?: boolean;
   /** Cut every connection when the Nth submit from now arrives (that one unanswered); null cancels. */
   dropAfterSubmits?: number | null;
+  /** Keep receipts due from now on; false sends the kept ones, in order. */
+  holdReceipts?: boolean;
 }
 
 export interface SimStats {

@@ -88,8 +88,12 @@ export class RbmCarrier implements Carrier {
     await Promise.all(Array.from({ length: Math.min(queue.length, this.options.concurrency ?? 16) }, worker));
   }
 
-  /** A webhook event, already authenticated: statuses become receipts, user texts become inbound messages. */
-  handleEvent(event: RbmEvent): 'receipt' | 'inbound' | 'ignored' {
+  /**
+   * A webhook event, already authenticated: statuses become receipts, user
+   * texts become inbound messages. Resolves once what it carries is written
+   * (the platform is answered only then); rejects when it could not be.
+   */
+  async handleEvent(event: RbmEvent): Promise<'receipt' | 'inbound' | 'ignored'> {
     const events = this.events;
     if (!events) return 'ignored';
     // The body is the platform's JSON: every field is checked before use.
@@ -101,14 +105,14 @@ export class RbmCarrier implements Carrier {
     if (eventType && messageId) {
       if (eventType !== 'DELIVERED' && eventType !== 'READ') return 'ignored';
       // READ implies delivered; once DELIVERED it changes nothing (receipts only move forward).
-      events.receipt({ carrierId: messageId, status: 'DELIVERED', details: `rbm:${eventType}`, at });
+      await events.receipt({ carrierId: messageId, status: 'DELIVERED', details: `rbm:${eventType}`, at });
       return 'receipt';
     }
     const response = event.suggestionResponse;
     const text = str(event.text) ?? (response && typeof response === 'object' ? str(response.text) : null);
     const sender = str(event.senderPhoneNumber);
     if (sender && /^\+?\d{8,15}$/.test(sender) && text) {
-      events.inbound({ from: digits(sender), to: null, text, at });
+      await events.inbound({ from: digits(sender), to: null, text, at });
       return 'inbound';
     }
     return 'ignored';

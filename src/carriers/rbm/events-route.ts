@@ -29,7 +29,12 @@ export async function rbmEventRoute(app: FastifyInstance, { core }: { core: Core
       return reply.status(400).send({ error: 'the body is not JSON' });
     }
     if (event === null || typeof event !== 'object' || Array.isArray(event)) return reply.status(400).send({ error: 'the body is not an event object' });
-    const handled = carrier.handleEvent(event as RbmEvent);
-    return reply.status(200).send({ handled });
+    // Answered once written: a 503 makes the platform send the event again.
+    try {
+      return reply.status(200).send({ handled: await carrier.handleEvent(event as RbmEvent) });
+    } catch (err) {
+      request.log.error({ err }, 'RBM event could not be written; asking for it again');
+      return reply.status(503).send({ error: 'the event could not be stored; send it again later' });
+    }
   });
 }

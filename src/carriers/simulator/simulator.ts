@@ -65,20 +65,24 @@ export class SimulatorCarrier implements Carrier {
     }
   }
 
-  /** A mobile-originated text, as if it came from the network (operator API). */
-  inbound(from: string, to: string | null, text: string): void {
-    this.events?.inbound({ from, to, text, at: new Date() });
+  /** A mobile-originated text, as if it came from the network (operator API); resolves once it is written. */
+  inbound(from: string, to: string | null, text: string): Promise<void> {
+    return this.events ? this.events.inbound({ from, to, text, at: new Date() }) : Promise.reject(new Error('simulator not started'));
   }
 
-  private scheduleReceipt(carrierId: string): void {
+  /** Like an SMSC, a receipt the gateway could not write is offered again a little later, until it is. */
+  private scheduleReceipt(carrierId: string, delayMs = this.deliveryMs): void {
     const status = outcomeFromId(carrierId);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
-      this.events?.receipt({ carrierId, status, details: DETAILS[status], at: new Date() });
-    }, this.deliveryMs);
+      this.events?.receipt({ carrierId, status, details: DETAILS[status], at: new Date() }).catch(() => this.scheduleReceipt(carrierId, RECEIPT_RETRY_MS));
+    }, delayMs);
     this.timers.add(timer);
   }
 }
+
+/** How soon a receipt the gateway could not write is offered again. */
+const RECEIPT_RETRY_MS = 1000;
 
 type Outcome = 'D' | 'U' | 'E';
 

@@ -33,8 +33,12 @@ export interface BindHooks {
   bound(): void;
   /** A bind that was up is gone; its pending requests have been rejected. */
   unbound(reason: string): void;
-  /** deliver_sm/data_sm from the SMSC. Answered when this returns, with ESME_RX_T_APPN (SMSC retries later) if it throws. */
-  deliver(pdu: Pdu): void;
+  /**
+   * deliver_sm/data_sm from the SMSC. Answered when the promise resolves
+   * (what it carries is durable), with ESME_RX_T_APPN (the SMSC retries
+   * later) when it rejects.
+   */
+  deliver(pdu: Pdu): Promise<void>;
 }
 
 /** A request got no response on this connection: not bound, connection lost, or timed out. */
@@ -233,15 +237,30 @@ export class SmppBind {
     }
   }
 
+  /**
+   * Answered only once what it carries is written: a crash or a failed write
+   * before that leaves it unacknowledged, and the SMSC sends it again (on
+   * this bind, or the next one after a reconnect). A session closed meanwhile
+   * gets no answer: the SMSC re-sends what that connection left unanswered.
+   */
   private answerDeliver(session: Session, pdu: Pdu): void {
-    let status: number = Status.ROK;
+    let handled: Promise<void>;
     try {
-      this.hooks.deliver(pdu);
+      handled = this.hooks.deliver(pdu);
     } catch (err) {
-      status = Status.RX_T_APPN;
-      this.log.error({ carrier: this.config.label, err }, 'handling deliver_sm failed; asking SMSC to retry');
+      handled = Promise.reject(err);
     }
-    session.send(pdu.response(status === Status.ROK ? { message_id: '' } : { command_status: status }));
+    handled.then(
+      () => this.answer(session, pdu.response({ message_id: '' })),
+      (err: unknown) => {
+        this.log.error({ carrier: this.config.label, err }, 'handling deliver_sm failed; asking SMSC to retry');
+        this.answer(session, pdu.response({ command_status: Status.RX_T_APPN }));
+      },
+    );
+  }
+
+  private answer(session: Session, response: Pdu): void {
+    if (session === this.session && !session.socket.destroyed) session.send(response);
   }
 
   private startEnquireLink(session: Session): void {

@@ -158,7 +158,7 @@ export class SmppCarrier implements Carrier {
     return new SmppBind(config, {
       bound: () => (transmits ? this.pump() : undefined),
       unbound: (reason) => (transmits ? this.onUnbound(reason) : undefined),
-      deliver: (pdu) => this.deliver?.handle(pdu),
+      deliver: (pdu) => this.deliver?.handle(pdu) ?? Promise.reject(new Error('SMPP connection not started')),
     }, o.logger);
   }
 

@@ -18,9 +18,10 @@ const MESSAGE_TYPE_MASK = 0x3c;
 const TYPE_RECEIPT = 0x04;
 const TYPE_INTERMEDIATE = 0x20;
 
+/** Each resolves once what it was given is durable (see CarrierEvents). */
 export interface InboundSinks {
-  receipt(receipt: Receipt): void;
-  inbound(message: Inbound): void;
+  receipt(receipt: Receipt): Promise<void>;
+  inbound(message: Inbound): Promise<void>;
 }
 
 interface Part {
@@ -52,17 +53,18 @@ export class DeliverHandler {
     private readonly partTimeoutMs = 10 * 60_000,
   ) {}
 
-  /** Handles one deliver_sm/data_sm (the bind answers it). */
-  handle(pdu: Pdu): void {
+  /**
+   * Handles one deliver_sm/data_sm; the bind answers it when the promise
+   * settles: once the receipt or text is written (a part of a long text:
+   * once the whole text is), or at once when there is nothing to keep.
+   */
+  handle(pdu: Pdu): Promise<void> {
     const esmClass = pduNumber(pdu, 'esm_class') ?? 0;
     const type = esmClass & MESSAGE_TYPE_MASK;
-    if (type === TYPE_RECEIPT || type === TYPE_INTERMEDIATE) {
-      this.handleReceipt(pdu);
-    } else if (type === 0) {
-      this.handleMessage(pdu, esmClass);
-    } else {
-      this.log.debug({ esmClass }, 'SMPP SME acknowledgement ignored');
-    }
+    if (type === TYPE_RECEIPT || type === TYPE_INTERMEDIATE) return this.handleReceipt(pdu);
+    if (type === 0) return this.handleMessage(pdu, esmClass);
+    this.log.debug({ esmClass }, 'SMPP SME acknowledgement ignored');
+    return Promise.resolve();
   }
 
   /** Emits every incomplete message as far as it got and forgets them. */
@@ -70,7 +72,7 @@ export class DeliverHandler {
     for (const key of [...this.pending.keys()]) this.completeLate(key);
   }
 
-  private handleReceipt(pdu: Pdu): void {
+  private handleReceipt(pdu: Pdu): Promise<void> {
     const dataCoding = pduNumber(pdu, 'data_coding') ?? 0;
     const body = pduBody(pdu);
     const text = dataCoding === DATA_CODING_UCS2 ? decodeText(body, dataCoding) : body.toString('latin1');
@@ -87,13 +89,13 @@ export class DeliverHandler {
     );
     if (!parsed) {
       this.log.warn({ text }, 'SMPP receipt without message id ignored');
-      return;
+      return Promise.resolve();
     }
     // The arrival time: receipt dates carry no time zone and SMSC clocks vary.
-    this.sinks.receipt({ carrierId: parsed.carrierId, status: parsed.status, details: parsed.details, at: new Date() });
+    return this.sinks.receipt({ carrierId: parsed.carrierId, status: parsed.status, details: parsed.details, at: new Date() });
   }
 
-  private handleMessage(pdu: Pdu, esmClass: number): void {
+  private handleMessage(pdu: Pdu, esmClass: number): Promise<void> {
     const from = formatAddress(pduString(pdu, 'source_addr'), pduNumber(pdu, 'source_addr_ton'));
     const dest = pduString(pdu, 'destination_addr');
     const to = dest ? formatAddress(dest, pduNumber(pdu, 'dest_addr_ton')) : null;
@@ -111,10 +113,7 @@ export class DeliverHandler {
     }
     concat ??= sarInfo(pdu);
     const at = new Date();
-    if (!concat || concat.total === 1) {
-      this.sinks.inbound({ from, to, text: decodeText(body, dataCoding), at });
-      return;
-    }
+    if (!concat || concat.total === 1) return this.sinks.inbound({ from, to, text: decodeText(body, dataCoding), at });
     const key = `${from}|${to ?? ''}|${concat.reference}|${concat.total}`;
     let message = this.pending.get(key);
     if (!message) {
@@ -123,33 +122,39 @@ export class DeliverHandler {
       this.pending.set(key, message);
     }
     message.parts.set(concat.sequence, { body, dataCoding });
-    if (message.parts.size === message.total) this.complete(key);
+    // Earlier parts are answered at once: an SMSC that waits for each answer before the next part would wait for ever.
+    return message.parts.size === message.total ? this.complete(key) : Promise.resolve();
   }
 
   private completeLate(key: string): void {
-    try {
-      this.complete(key);
-    } catch (err) {
-      this.log.error({ err }, 'SMPP inbound handler failed');
-    }
+    this.complete(key).catch((err: unknown) => this.log.error({ err }, 'SMPP inbound text given up on could not be written'));
   }
 
-  /** Emits a message; it is forgotten only once the sink took it (a throwing sink makes the SMSC resend the part). */
-  private complete(key: string): void {
+  /**
+   * Emits a message; it is forgotten once written. If it cannot be, its
+   * parts are kept: the SMSC sends the part that completed it again (it was
+   * answered with an error) and the text is emitted again.
+   */
+  private async complete(key: string): Promise<void> {
     const message = this.pending.get(key);
     if (!message) return;
+    this.pending.delete(key);
+    clearTimeout(message.timer);
     const parts = [...message.parts.entries()].sort((a, b) => a[0] - b[0]).map(([, part]) => part);
     if (parts.length < message.total) {
       this.log.warn({ from: message.from, got: parts.length, total: message.total }, 'SMPP inbound parts missing; emitting what arrived');
     }
     const first = parts[0];
     const sameCoding = parts.every((p) => p.dataCoding === first?.dataCoding);
-    const text = sameCoding
-      ? decodeText(Buffer.concat(parts.map((p) => p.body)), first?.dataCoding ?? 0)
-      : parts.map((p) => decodeText(p.body, p.dataCoding)).join('');
-    this.sinks.inbound({ from: message.from, to: message.to, text, at: message.at });
-    this.pending.delete(key);
-    clearTimeout(message.timer);
+    try {
+      const text = sameCoding
+        ? decodeText(Buffer.concat(parts.map((p) => p.body)), first?.dataCoding ?? 0)
+        : parts.map((p) => decodeText(p.body, p.dataCoding)).join('');
+      await this.sinks.inbound({ from: message.from, to: message.to, text, at: message.at });
+    } catch (err) {
+      if (!this.pending.has(key)) this.pending.set(key, { ...message, timer: setTimeout(() => this.completeLate(key), this.partTimeoutMs).unref() });
+      throw err;
+    }
   }
 }
 

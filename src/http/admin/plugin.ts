@@ -6,6 +6,7 @@ import { DomainError, type ErrorCode } from '../../shared/errors.ts';
 import { describeValidation, ERROR_TEXT } from '../validation.ts';
 import { clientErrorText } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
+import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
 const ADMIN_STATUS: Record<ErrorCode, number> = {
   VALIDATION: 400, INSUFFICIENT_BALANCE: 400, NOT_CANCELLABLE: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, PAYLOAD_TOO_LARGE: 413, RATE_LIMITED: 429, UNAVAILABLE: 503,
@@ -59,6 +60,10 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     const fe = error as FastifyError;
     if (fe.validation) return reply.status(400).send({ error: describeValidation(fe.validation as Parameters<typeof describeValidation>[0], fe.validationContext ?? 'body').join('; ') });
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return reply.status(fe.statusCode).send({ error: clientErrorText(fe) });
+    if (storageFault(error)) {
+      request.log.error({ err: error }, 'storage fault; answered 503');
+      return reply.status(503).header('retry-after', STORAGE_RETRY_AFTER_S).send({ error: 'The database cannot store anything right now (disk full or unavailable); nothing was done. Retry later.' });
+    }
     request.log.error({ err: error }, 'unhandled admin error');
     return reply.status(500).send({ error: `Internal error; request id ${request.id}.` });
   });
@@ -103,7 +108,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   );
   app.get('/carriers', { schema: { tags, summary: 'Carrier connections: channels, bind state, free window, messages waiting' } }, async () => ops.carriers());
   app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { tags, body: InboundBody } }, async (request, reply) => {
-    core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
+    await core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
     return reply.status(202).send({ accepted: true });
   });
 

@@ -7,6 +7,8 @@ import { describeValidation } from '../validation.ts';
 import { CHILD_USER_FIELDS, MIN_PASSWORD_LENGTH, type ChildUserInput } from '../../childusers/validate.ts';
 import { checkNewChildUser, createChildUser, issueChildApiKey, listChildUsers, moveChildCredits } from '../../childusers/child-users.ts';
 import { ApiKeyHeader } from './schemas.ts';
+import { Limit, Skip } from './paging.ts';
+import { OptionalNullable, absent } from './nullable.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const Name = Type.String({ maxLength: 200 });
@@ -42,10 +44,10 @@ const ChildUser = Type.Object({
 
 const ChildId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const Page = Type.Object({
-  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  skip: Skip(),
+  limit: Limit(1000),
 });
-const KeyBody = Type.Object({ allowedIps: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'IP addresses or CIDR ranges allowed to use the key; absent: any.' })) });
+const KeyBody = Type.Object({ allowedIps: OptionalNullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'IP addresses or CIDR ranges allowed to use the key; absent or null: any.' })) });
 const IssuedKey = Type.Object({ id: Type.Integer(), key: Type.String({ description: 'The API key; shown only in this answer.' }) });
 const CreditsBody = Type.Object(
   { amount: Type.Number({ minimum: -1_000_000_000, maximum: 1_000_000_000, description: 'Positive: moved reseller -> child; negative: child -> reseller. At most 6 decimals.' }) },
@@ -118,7 +120,7 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
       schema: { tags, summary: 'Issue an API key for a child user (shown only in this answer)', headers: ApiKeyHeader, params: ChildId, body: KeyBody, response: { 200: Envelope(IssuedKey), ...responses } },
     },
     async (request) => {
-      const issued = await issueChildApiKey(db, request.principal.accountId, request.params.id, request.body.allowedIps);
+      const issued = await issueChildApiKey(db, request.principal.accountId, request.params.id, absent(request.body).allowedIps);
       return ok(issued, `API key ${issued.id} issued for child user ${request.params.id}; store it now, it is not shown again.`);
     },
   );

@@ -2,8 +2,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError, type ErrorCode } from '../../shared/errors.ts';
 import { describeValidation } from '../validation.ts';
+import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
-/** Spec 2.1 CoreResult. */
+/** The gateway's answer envelope (CoreResult): hasError, message, totalRecords, errors, object. */
 export const Envelope = <T extends TSchema>(object: T) =>
   Type.Object({
     hasError: Type.Boolean(),
@@ -32,6 +33,11 @@ const STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
 };
 
+const STORAGE_TEXT = {
+  full: "The gateway cannot store anything right now: its database's disk is full. Nothing was done (nothing accepted, nothing charged); send the request again later.",
+  unavailable: "The gateway's database is unavailable right now. Nothing was done (nothing accepted, nothing charged); send the request again later.",
+};
+
 /** Standard error answers for every error schema in OpenAPI. */
 export const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 404: ErrorEnvelope };
 
@@ -42,6 +48,7 @@ export const errorResponses = { 400: ErrorEnvelope, 401: ErrorEnvelope, 404: Err
  */
 export function gatewayErrorHandler(error: FastifyError | DomainError | Error, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof DomainError) {
+    if (error.retryAfterSeconds !== undefined) void reply.header('Retry-After', String(error.retryAfterSeconds));
     return reply.status(STATUS[error.code]).send(failure(error.message, error.details));
   }
   const fe = error as FastifyError;
@@ -52,6 +59,12 @@ export function gatewayErrorHandler(error: FastifyError | DomainError | Error, r
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
     const text = clientErrorText(fe);
     return reply.status(fe.statusCode).send(failure(text, [text]));
+  }
+  const fault = storageFault(error);
+  if (fault) {
+    request.log.error({ err: error }, 'storage fault; answered 503');
+    const text = STORAGE_TEXT[fault];
+    return reply.status(503).header('retry-after', STORAGE_RETRY_AFTER_S).send(failure(text, [text]));
   }
   request.log.error({ err: error }, 'unhandled error');
   const text = `Internal error; quote request id ${request.id} to the operator.`;

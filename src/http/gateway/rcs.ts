@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Core } from '../../core.ts';
 import { ApiKeyHeader, CommonSendFields } from './schemas.ts';
+import { absent, type Absent } from './nullable.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 import { acceptedText } from './sms.ts';
 import { CardFields, CardSchema, HttpUrl, Text, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';
@@ -39,20 +40,25 @@ export async function rcsRoutes(app: FastifyInstance, { core, mediaStorage }: { 
     void reply.header('X-Request-Id', sent.result.requestId);
     return ok(null, acceptedText(sent.result, sent.scheduled));
   };
-  const common = (b: Static<typeof CardBody>) => ({ receivers: b.receivers, contactGroups: b.contactGroups, route: b.route, scheduleDate: b.scheduleDate, tag: b.tag, custom: b.custom });
-  const card = (b: Static<typeof CardSchema>) => ({ cardImage: b.cardImage, cardTitle: b.cardTitle, cardMessage: b.cardMessage, buttons: b.buttons });
-  const send = (request: { principal: Parameters<typeof sendRcs>[2] }, body: Static<typeof CardBody>, content: RcsContent) => sendRcs(core, media, request.principal, common(body), content);
+  const common = (b: Absent<Static<typeof CardBody>>) => ({ receivers: b.receivers, contactGroups: b.contactGroups, route: b.route, scheduleDate: b.scheduleDate, tag: b.tag, custom: b.custom });
+  const card = (b: Absent<Static<typeof CardSchema>>) => ({ cardImage: b.cardImage, cardTitle: b.cardTitle, cardMessage: b.cardMessage, buttons: b.buttons });
+  const send = (request: { principal: Parameters<typeof sendRcs>[2] }, body: Absent<Static<typeof CardBody>>, content: RcsContent) => sendRcs(core, media, request.principal, common(body), content);
 
-  app.post<{ Body: Static<typeof BasicBody> }>('/messages/rcs/basic/send', schema('Send an RCS text message (up to 1000 characters)', BasicBody), async (request, reply) =>
-    answer(reply, await send(request, request.body, { kind: 'basic', message: request.body.message })),
-  );
-  app.post<{ Body: Static<typeof FileBody> }>('/messages/rcs/file/send', schema('Send a file (image, video, audio or PDF) by RCS', FileBody), async (request, reply) =>
-    answer(reply, await send(request, request.body, { kind: 'file', file: request.body.file, fileName: request.body.fileName })),
-  );
-  app.post<{ Body: Static<typeof CardBody> }>('/messages/rcs/card/send', schema('Send an RCS rich card (image, title, text, up to 4 buttons)', CardBody), async (request, reply) =>
-    answer(reply, await send(request, request.body, { kind: 'card', card: card(request.body) })),
-  );
-  app.post<{ Body: Static<typeof CarouselBody> }>('/messages/rcs/carousel/send', schema('Send an RCS carousel of 2 to 10 cards', CarouselBody), async (request, reply) =>
-    answer(reply, await send(request, request.body, { kind: 'carousel', cards: request.body.cards.map(card) })),
-  );
+  // absent(): a null optional field (cards and buttons included) is read as absent.
+  app.post<{ Body: Static<typeof BasicBody> }>('/messages/rcs/basic/send', schema('Send an RCS text message (up to 1000 characters)', BasicBody), async (request, reply) => {
+    const body = absent(request.body);
+    return answer(reply, await send(request, body, { kind: 'basic', message: body.message }));
+  });
+  app.post<{ Body: Static<typeof FileBody> }>('/messages/rcs/file/send', schema('Send a file (image, video, audio or PDF) by RCS', FileBody), async (request, reply) => {
+    const body = absent(request.body);
+    return answer(reply, await send(request, body, { kind: 'file', file: body.file, fileName: body.fileName }));
+  });
+  app.post<{ Body: Static<typeof CardBody> }>('/messages/rcs/card/send', schema('Send an RCS rich card (image, title, text, up to 4 buttons)', CardBody), async (request, reply) => {
+    const body = absent(request.body);
+    return answer(reply, await send(request, body, { kind: 'card', card: card(body) }));
+  });
+  app.post<{ Body: Static<typeof CarouselBody> }>('/messages/rcs/carousel/send', schema('Send an RCS carousel of 2 to 10 cards', CarouselBody), async (request, reply) => {
+    const body = absent(request.body);
+    return answer(reply, await send(request, body, { kind: 'carousel', cards: body.cards.map(card) }));
+  });
 }

@@ -4,13 +4,14 @@ import type { Core } from '../../core.ts';
 import { MAX_LIMIT, STATUSES, receivedReport, requestsReport, sentReport } from '../../messaging/reports.ts';
 import { cancelRequest } from '../../messaging/cancel.ts';
 import { ApiKeyHeader, Nullable } from './schemas.ts';
+import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 
 const Page = {
   startDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD (UTC day) or ISO 8601; default 2 days ago' })),
   endDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD (whole UTC day, inclusive) or ISO 8601; default no end' })),
-  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: 100 })),
+  skip: Skip(),
+  limit: Limit(MAX_LIMIT),
 };
 
 const SentQuery = Type.Object({
@@ -20,7 +21,8 @@ const SentQuery = Type.Object({
   custom: Type.Optional(Type.String()),
   tag: Type.Optional(Type.String()),
   requestId: Type.Optional(Type.String()),
-  statuses: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: `comma-separated or repeated: ${STATUSES.join(', ')}` })),
+  // Repeated at most 100 times (there are far fewer statuses): a bounded array keeps validation cheap.
+  statuses: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], { description: `comma-separated or repeated (at most 100 times): ${STATUSES.join(', ')}` })),
 });
 
 const ReceivedQuery = Type.Object({ ...Page, sender: Type.Optional(Type.String()), content: Type.Optional(Type.String()) });

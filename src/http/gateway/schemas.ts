@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ERROR_TEXT } from '../validation.ts';
+import { OptionalNullable } from './nullable.ts';
 
 /** Integers or digit strings (DECISIONS.md: real clients send both). */
 export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\+?\\d{8,15}$' })], {
@@ -19,15 +20,15 @@ export const ContactGroupRef = Type.Union([GroupId, Type.Object({ id: GroupId },
   [ERROR_TEXT]: 'must be a contact group id (integer) or {"id": n}',
 });
 
-/** Spec 2.2 common fields of every send. */
+/** The common fields of every send; each may be null, which means absent. */
 export const CommonSendFields = {
-  receivers: Type.Optional(Type.Array(PhoneValue, { maxItems: 10_000 })),
-  contactGroups: Type.Optional(Type.Array(ContactGroupRef, { maxItems: 100 })),
-  route: Type.Optional(RouteId),
-  tag: Type.Optional(Type.String({ maxLength: 100 })),
-  custom: Type.Optional(Type.String({ maxLength: 1000 })),
-  scheduleDate: Type.Optional(
-    Type.String({ description: 'YYYY-MM-DD HH:mm:ss in the account time zone (default America/Sao_Paulo), or ISO 8601 with an offset. Absent: send now.' }),
+  receivers: OptionalNullable(Type.Array(PhoneValue, { maxItems: 10_000 })),
+  contactGroups: OptionalNullable(Type.Array(ContactGroupRef, { maxItems: 100 })),
+  route: OptionalNullable(RouteId),
+  tag: OptionalNullable(Type.String({ maxLength: 100 })),
+  custom: OptionalNullable(Type.String({ maxLength: 1000 })),
+  scheduleDate: OptionalNullable(
+    Type.String({ description: 'YYYY-MM-DD HH:mm:ss in the account time zone (default America/Sao_Paulo), or ISO 8601 with an offset. Absent or null: send now.' }),
   ),
 };
 

@@ -8,14 +8,15 @@ import {
   MAX_PAGE, createLink, deleteLink, destinationOrThrow, followLink, listLinks, peekLink, publicShortLink, shortLinkBase, updateLink,
 } from '../../shortlinks/links.ts';
 import { ApiKeyHeader } from './schemas.ts';
+import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 
 const Destination = Type.String({ maxLength: MAX_URL_LENGTH, description: `http:// or https:// URL with a host, at most ${MAX_URL_LENGTH} characters.` });
 const LinkBody = Type.Object({ destinationUrl: Destination }, { required: ['destinationUrl'] });
 const LinkId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 const ListQuery = Type.Object({
-  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100 })),
+  skip: Skip(),
+  limit: Limit(MAX_PAGE),
   filter: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH, description: 'Case-insensitive substring of the code or of the destination URL.' })),
 });
 

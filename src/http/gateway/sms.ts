@@ -3,10 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
 import { resolveTargeting } from '../../messaging/send.ts';
 import { chargedSegments } from '../../billing/segments.ts';
-import { normalizeInternational } from '../../shared/phone.ts';
+import { internationalProblem, normalizeInternational } from '../../shared/phone.ts';
 import { validation } from '../../shared/errors.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
-import { ApiKeyHeader, CommonSendFields, PhoneValue, RouteId } from './schemas.ts';
+import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
+import { OptionalNullable, absent } from './nullable.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { shortenForSend } from '../../shortlinks/shorten.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';
@@ -17,7 +18,7 @@ const MAX_SMS_LENGTH = 2000;
 const SmsText = Type.String({ minLength: 1, maxLength: MAX_SMS_LENGTH, description: 'Text; over 160 characters costs one credit per 153.' });
 
 /** Replace each http(s) URL of the text(s) by a new short link of the account before segments are counted (docs/child-users-and-short-links.md). */
-const ShortenLinks = Type.Optional(Type.Boolean({ description: 'Replace each http(s) URL in the text by a short link of the account (counted clicks) before the text is charged and sent.' }));
+const ShortenLinks = OptionalNullable(Type.Boolean({ description: 'Replace each http(s) URL in the text by a short link of the account (counted clicks) before the text is charged and sent.' }));
 
 const SmsSendBody = Type.Object({ ...CommonSendFields, message: SmsText, shortenLinks: ShortenLinks }, { required: ['message'] });
 
@@ -28,14 +29,14 @@ const BatchBody = Type.Object(
         {
           receiver: PhoneValue,
           message: SmsText,
-          custom: Type.Optional(Type.String({ maxLength: 1000 })),
-          tag: Type.Optional(Type.String({ maxLength: 100 })),
+          custom: OptionalNullable(Type.String({ maxLength: 1000 })),
+          tag: OptionalNullable(Type.String({ maxLength: 100 })),
         },
         { required: ['receiver', 'message'] },
       ),
       { minItems: 1, maxItems: 10_000 },
     ),
-    route: Type.Optional(RouteId),
+    route: CommonSendFields.route,
     scheduleDate: CommonSendFields.scheduleDate,
     tag: CommonSendFields.tag,
     custom: CommonSendFields.custom,
@@ -67,7 +68,7 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       },
     },
     async (request, reply) => {
-      const body = request.body;
+      const body = absent(request.body);
       const target = await resolveTargeting(db, core.routes, request.principal, body, 'SMS');
       const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [body.message]);
       const message = shortened.texts[0] ?? body.message;
@@ -101,12 +102,12 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       },
     },
     async (request, reply) => {
-      const body = request.body;
+      const body = absent(request.body);
       const problems: string[] = [];
       const items = new Map<string, { receiver: string; content: string; segments: number; tag: string | null; custom: string | null; payload: null }>();
       body.messages.forEach((m, i) => {
         const receiver = normalizeInternational(m.receiver);
-        if (!receiver) problems.push(`messages[${i}].receiver: ${JSON.stringify(m.receiver)} is not a phone number in international form`);
+        if (!receiver) problems.push(`messages[${i}].receiver: ${internationalProblem(m.receiver)}`);
         else if (!items.has(receiver)) {
           items.set(receiver, { receiver, content: m.message, segments: chargedSegments(m.message), tag: m.tag ?? body.tag ?? null, custom: m.custom ?? body.custom ?? null, payload: null });
         }

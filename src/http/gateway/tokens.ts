@@ -2,10 +2,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
 import { createToken, validateToken, DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES } from '../../tokens/store.ts';
+import { maskCode } from '../../tokens/mask.ts';
 import { resolveTargeting } from '../../messaging/send.ts';
 import { normalizeBrazilian, normalizeInternational } from '../../shared/phone.ts';
 import { validation } from '../../shared/errors.ts';
 import { ApiKeyHeader, RouteId } from './schemas.ts';
+import { OptionalNullable, absent } from './nullable.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const PhoneText = Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Integer({ minimum: 1 })], {
@@ -14,11 +16,11 @@ const PhoneText = Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type
 
 const CreateBody = Type.Object(
   {
-    prefix: Type.Optional(Type.String({ maxLength: 50, description: 'Text before the code: "{prefix}: {code}"' })),
+    prefix: OptionalNullable(Type.String({ maxLength: 50, description: 'Text before the code: "{prefix}: {code}"' })),
     phoneNumber: PhoneText,
-    expireInMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EXPIRY_MINUTES, default: DEFAULT_EXPIRY_MINUTES })),
-    enforceSecureValidation: Type.Optional(Type.Boolean({ description: 'Validation must then name the phone the code was sent to.' })),
-    route: Type.Optional(RouteId),
+    expireInMinutes: OptionalNullable(Type.Integer({ minimum: 1, maximum: MAX_EXPIRY_MINUTES, default: DEFAULT_EXPIRY_MINUTES })),
+    enforceSecureValidation: OptionalNullable(Type.Boolean({ description: 'Validation must then name the phone the code was sent to.' })),
+    route: OptionalNullable(RouteId),
   },
   { required: ['phoneNumber'] },
 );
@@ -26,12 +28,12 @@ const CreateBody = Type.Object(
 const ValidateBody = Type.Object(
   {
     token: Type.Union([Type.String({ minLength: 1, maxLength: 16 }), Type.Integer({ minimum: 0 })]),
-    phoneNumber: Type.Optional(PhoneText),
+    phoneNumber: OptionalNullable(PhoneText),
   },
   { required: ['token'] },
 );
 
-/** Spec 2.9. */
+/** The token message: the text sent (code masked), its receivers and the route's display name. */
 const TokenMessage = Type.Object({ content: Type.String(), receivers: Type.Array(Type.String()), sender: Type.String() });
 const Validated = Type.Object({ valid: Type.Boolean(), phoneNumber: Type.String() });
 
@@ -43,9 +45,10 @@ function phoneOf(value: string | number): string {
 }
 
 /**
- * Spec 4.6 and DECISIONS.md: one-time codes sent by SMS through a route,
- * charged like any SMS; the store (src/tokens) is shared with the legacy
- * /tokenmanager. The answer never contains the code itself.
+ * One-time codes sent by SMS through a route, charged like any SMS; the
+ * store (src/tokens) is shared with the legacy /tokenmanager. No answer,
+ * report or event contains the code itself, and validation spends the
+ * account's budget of wrong guesses (429 with Retry-After once spent).
  */
 export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const db = core.db.kysely;
@@ -54,7 +57,7 @@ export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }
     '/api-tokens/create',
     { schema: { tags: ['Tokens'], summary: 'Create a one-time code and send it by SMS', headers: ApiKeyHeader, body: CreateBody, response: { 200: Envelope(TokenMessage), 429: ErrorEnvelope, ...errorResponses } } },
     async (request, reply) => {
-      const body = request.body;
+      const body = absent(request.body);
       const phone = phoneOf(body.phoneNumber);
       const { route } = await resolveTargeting(db, core.routes, request.principal, { receivers: [phone], route: body.route }, 'SMS');
       const token = await createToken({ db, accept: (input) => core.accept(input) }, request.principal.accountId, route, {
@@ -65,19 +68,20 @@ export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }
         sender: null,
       });
       void reply.header('X-Request-Id', token.requestId);
-      const shown = token.text.replace(/\d{6}$/, '******');
+      const shown = maskCode(token.text);
       return ok({ content: shown, receivers: [phone], sender: route.display_name }, `Code sent to ${phone}; valid for ${body.expireInMinutes ?? DEFAULT_EXPIRY_MINUTES} minute(s).`);
     },
   );
 
   app.post<{ Body: Static<typeof ValidateBody> }>(
     '/api-tokens/validate',
-    { schema: { tags: ['Tokens'], summary: 'Validate a one-time code (single use)', headers: ApiKeyHeader, body: ValidateBody, response: { 200: Envelope(Validated), ...errorResponses } } },
+    { schema: { tags: ['Tokens'], summary: 'Validate a one-time code (single use)', headers: ApiKeyHeader, body: ValidateBody, response: { 200: Envelope(Validated), 429: ErrorEnvelope, ...errorResponses } } },
     async (request) => {
-      const raw = String(request.body.token).trim();
+      const body = absent(request.body);
+      const raw = String(body.token).trim();
       // A code sent as a JSON number loses its leading zeros.
       const code = /^\d{1,6}$/.test(raw) ? raw.padStart(6, '0') : raw;
-      const phone = request.body.phoneNumber === undefined ? null : phoneOf(request.body.phoneNumber);
+      const phone = body.phoneNumber === undefined ? null : phoneOf(body.phoneNumber);
       const result = await validateToken(db, request.principal.accountId, { code, phone });
       return ok({ valid: true, phoneNumber: result.phone }, 'The code is valid.');
     },

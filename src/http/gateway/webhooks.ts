@@ -4,6 +4,7 @@ import type { Core } from '../../core.ts';
 import { TOPICS } from '../../events/tables.ts';
 import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from '../../events/webhooks.ts';
 import { ApiKeyHeader, Nullable } from './schemas.ts';
+import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 
 /** Webhooks (spec 6; DECISIONS.md "Events"; docs/webhooks.md). */
@@ -21,8 +22,8 @@ const WebhookBody = Type.Object(
 const WebhookId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
 
 const DeliveriesQuery = Type.Object({
-  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  skip: Skip(),
+  limit: Limit(1000),
 });
 
 const Webhook = Type.Object({ id: Type.Integer(), url: Type.String(), topics: Type.Array(Type.String()), createdAt: Type.String() });

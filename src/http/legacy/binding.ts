@@ -1,7 +1,5 @@
-import { Ajv } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { ERROR_TEXT } from '../validation.ts';
+import { ajvPair, boundedValidator } from '../validation.ts';
 
 /**
  * Case-insensitive binding (DECISIONS.md "Compatibility first"): official
@@ -53,16 +51,13 @@ export function bindKeys(value: unknown, schema: unknown): unknown {
   return out;
 }
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
 /**
  * Legacy clients are loose with JSON types (`"ExpireInMinutes": "10"`,
  * `"Receivers": 11999998888`): every part, the body included, is coerced to
- * the schema's types, unlike on the gateway.
+ * the schema's types, unlike on the gateway. Same linear, bounded validation
+ * as the other interfaces (see boundedValidator).
  */
-const ajv = new Ajv({ allErrors: true, verbose: true, coerceTypes: true, useDefaults: true, removeAdditional: false, strict: false });
-ajv.addKeyword(ERROR_TEXT);
-addFormats(ajv);
+const ajv = ajvPair({ coerceTypes: true });
 
 export const legacyValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) =>
-  ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  boundedValidator(ajv, schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addContacts, createContactGroup } from '../../contacts/groups.ts';
+import { DomainError } from '../../shared/errors.ts';
 import { blockPhone, listBlocked, unblockPhone } from '../../contacts/blocklist.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
 import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, Phone, idFrom, security, tags } from './schemas.ts';
@@ -50,7 +51,10 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
       if (name === null) throw badRequest((x) => x.required('Name'));
       const accountId = request.principal.accountId;
       if (await findGroup(ctx.db, accountId, name)) throw badRequest((x) => x.groupExists(name));
-      const created = await createContactGroup(ctx.db, accountId, name, textOf(request.body.Description), []);
+      // Created by another request since the lookup: the same answer as a later duplicate.
+      const created = await createContactGroup(ctx.db, accountId, name, textOf(request.body.Description), []).catch((err: unknown) => {
+        throw err instanceof DomainError && err.code === 'CONFLICT' ? badRequest((x) => x.groupExists(name)) : err;
+      });
       const [group] = await listGroups(ctx.db, accountId, created.id);
       if (!group) throw new LegacyProblem('NOT_FOUND', (x) => x.groupNotFound(name));
       return ok(shape(group, request.principal.timezone), t.groupCreated(name));
@@ -89,8 +93,9 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const accountId = request.principal.accountId;
     if (body.Action === 'add_number') {
       if (await hasContact(ctx.db, accountId, group.id, phone)) return ok(null, t.contactAlreadyInGroup(phone, group.name));
-      await addContacts(ctx.db, accountId, group.id, [{ phone, name: textOf(body.ContactName) }]);
-      return ok(null, t.contactAdded(phone, group.name));
+      // Added by another request since the lookup: the same answer as a later duplicate.
+      const { added } = await addContacts(ctx.db, accountId, group.id, [{ phone, name: textOf(body.ContactName) }]);
+      return ok(null, added > 0 ? t.contactAdded(phone, group.name) : t.contactAlreadyInGroup(phone, group.name));
     }
     if (!(await removeContact(ctx.db, accountId, group.id, phone))) throw new LegacyProblem('NOT_FOUND', (x) => x.contactNotInGroup(phone, group.name));
     return ok(null, t.contactRemoved(phone, group.name));

@@ -4,8 +4,9 @@ import type { ErrorObject } from 'ajv';
 import { DomainError, type ErrorCode } from '../../shared/errors.ts';
 import { TokenError, MAX_EXPIRY_MINUTES, type TokenErrorReason } from '../../tokens/store.ts';
 import { TEXTS, type Texts } from './texts.ts';
+import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
-/** Spec 2.13: keys in this casing, whatever the operation. */
+/** The legacy envelope: Success, Object, Message, keys in this casing whatever the operation. */
 export const Envelope = <T extends TSchema>(object: T) =>
   Type.Object({ Success: Type.Boolean(), Object: object, Message: Type.String() });
 
@@ -17,7 +18,7 @@ export const failure = (message: string) => ({ Success: false as const, Object: 
 /** Error answers of every legacy operation, for the OpenAPI document and serialization. */
 export const errorResponses = {
   400: FailureEnvelope,
-  401: Type.Null({ description: 'auth-key missing, wrong or revoked, or account deactivated: empty body (spec 5.7)' }),
+  401: Type.Null({ description: 'auth-key missing, wrong or revoked, or account deactivated: empty body' }),
   404: FailureEnvelope,
   405: FailureEnvelope,
   429: FailureEnvelope,
@@ -35,7 +36,7 @@ export class LegacyProblem extends DomainError {
 
 export const badRequest = (say: (t: Texts) => string) => new LegacyProblem('VALIDATION', say);
 
-/** Spec 7.2: the statuses a legacy client knows; 403 only for reseller-only operations. */
+/** The statuses a legacy client knows (400, 401, 403, 404, 405, 429, 503); 403 only for reseller-only operations. */
 const STATUS: Record<ErrorCode, number> = {
   VALIDATION: 400,
   INSUFFICIENT_BALANCE: 400,
@@ -49,7 +50,7 @@ const STATUS: Record<ErrorCode, number> = {
   UNAVAILABLE: 503,
 };
 
-const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts) => string> = {
+const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts, e: TokenError) => string> = {
   EXPIRY_RANGE: (t) => t.tokenExpiryRange(MAX_EXPIRY_MINUTES),
   INVALID: (t) => t.tokenInvalid,
   EXPIRED: (t) => t.tokenExpired,
@@ -58,12 +59,13 @@ const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts) => string> = {
   PHONE_REQUIRED: (t) => t.tokenPhoneRequired,
   LOCKED: (t) => t.tokenLocked,
   RATE_LIMITED: (t) => t.tokenRateLimited,
+  GUESS_LIMIT: (t, e) => t.tokenGuessLimit(e.retryAfterSeconds ?? 1),
 };
 
 /** Texts of domain errors raised below the legacy edge, by code. */
 function domainText(error: DomainError, t: Texts): string {
   if (error instanceof LegacyProblem) return error.say(t);
-  if (error instanceof TokenError) return TOKEN_TEXT[error.reason](t);
+  if (error instanceof TokenError) return TOKEN_TEXT[error.reason](t, error);
   switch (error.code) {
     case 'INSUFFICIENT_BALANCE':
       return t.insufficientCredits;
@@ -78,7 +80,7 @@ function domainText(error: DomainError, t: Texts): string {
   }
 }
 
-/** Fields whose absence is a condition of spec 7.3 with its own text. */
+/** Fields whose absence has its own text. */
 const MISSING: Record<string, (t: Texts) => string> = {
   Receivers: (t) => t.noReceivers,
   Content: (t) => t.contentEmpty,
@@ -95,9 +97,18 @@ const INVALID: Record<string, (t: Texts) => string> = {
   ExpireInMinutes: (t) => t.tokenExpiryRange(MAX_EXPIRY_MINUTES),
 };
 
+/** A whole number with both bounds (Skip, Limit) that is not one, or out of range: the text gives the range. */
+function boundedInteger(e: ErrorObject): boolean {
+  const schema = e.parentSchema as { type?: unknown; minimum?: unknown; maximum?: unknown } | undefined;
+  return (e.keyword === 'type' || e.keyword === 'minimum' || e.keyword === 'maximum') && schema?.type === 'integer' && typeof schema.minimum === 'number' && typeof schema.maximum === 'number';
+}
+
 /** One text per problem found by schema validation. */
 export function validationText(errors: ErrorObject[], t: Texts): string {
   const lines = new Set<string>();
+  // Paths with a problem of their own: a union's error there adds nothing (a set, so the cost stays linear).
+  const plain = new Set<string>();
+  for (const e of errors) if (e.keyword !== 'anyOf') plain.add(e.instancePath);
   for (const e of errors) {
     const path = e.instancePath.split('/').filter(Boolean);
     const field = path[0] ?? '';
@@ -112,32 +123,30 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
       lines.add((MISSING[field] ?? ((x: Texts) => x.empty(field)))(t));
     } else if (e.keyword === 'maxLength') {
       lines.add(t.tooLong(field, Number((e.params as { limit: number }).limit)));
+    } else if (boundedInteger(e)) {
+      const { minimum, maximum } = e.parentSchema as { minimum: number; maximum: number };
+      lines.add(t.wholeNumber(field, minimum, maximum));
     } else if (e.keyword === 'minimum' || e.keyword === 'maximum') {
       lines.add(t.outOfRange(field));
     } else if (e.keyword === 'enum') {
       lines.add(t.oneOf(field, ((e.params as { allowedValues: unknown[] }).allowedValues).map(String).join(', ')));
-    } else if (e.keyword !== 'anyOf' || !errors.some((o) => o !== e && o.instancePath === e.instancePath && o.keyword !== 'anyOf')) {
+    } else if (e.keyword !== 'anyOf' || !plain.has(e.instancePath)) {
       lines.add(t.invalidField(field));
     }
   }
   return [...lines].join(' ');
 }
 
-/** SQLite busy, PostgreSQL connection trouble: the client should retry (spec 7.3 "503 timeout"). */
-function isTransient(error: Error): boolean {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED') || code === 'ECONNREFUSED' || code === 'ETIMEDOUT' || code.startsWith('08') || code === '57P01' || code === '53300');
-}
-
 /**
  * The one place legacy errors become answers: a 401 has an empty body
- * (spec 5.7); every other error is the envelope with Success false. Nothing
+ * (a legacy client expects none); every other error is the envelope with Success false. Nothing
  * a client sends reaches the 500 branch.
  */
 export function legacyErrorHandler(t: Texts) {
   return (error: FastifyError | DomainError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof DomainError) {
       if (error.code === 'UNAUTHORIZED') return reply.status(401).send();
+      if (error.retryAfterSeconds !== undefined) void reply.header('Retry-After', String(error.retryAfterSeconds));
       return reply.status(STATUS[error.code]).send(failure(domainText(error, t)));
     }
     const fe = error as FastifyError;
@@ -151,9 +160,10 @@ export function legacyErrorHandler(t: Texts) {
         : t.noBody;
       return reply.status(400).send(failure(text));
     }
-    if (isTransient(error)) {
-      request.log.warn({ err: error }, 'legacy request hit a transient database error');
-      return reply.status(503).send(failure(t.unavailable));
+    // The database cannot work now (disk full, unreachable, busy): nothing was done, the client may retry.
+    if (storageFault(error)) {
+      request.log.error({ err: error }, 'storage fault; answered 503');
+      return reply.status(503).header('retry-after', STORAGE_RETRY_AFTER_S).send(failure(t.unavailable));
     }
     request.log.error({ err: error }, 'unhandled legacy error');
     return reply.status(500).send(failure(t.internal(request.id)));

@@ -56,11 +56,16 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   app.setErrorHandler(legacyErrorHandler(t));
 
   // Clients send JSON with whatever Content-Type they were written with (or
-  // none); a form-encoded body is read as its fields.
+  // none); a form-encoded body is read as its fields. An empty body is no
+  // body, whatever the Content-Type: the official client libraries send
+  // `Content-Type: application/json` with nothing on DELETE and PUT calls
+  // whose fields are in the query (`DELETE /blacklist?id=...`). Operations
+  // that need a body still say so (the schema refuses a missing one).
   const json = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser(['text/plain']);
+  app.removeContentTypeParser(['text/plain', 'application/json']);
   app.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
     const form = (request.headers['content-type'] ?? '').toLowerCase().startsWith('application/x-www-form-urlencoded');
     if (form && !/^\s*[[{]/.test(text)) return done(null, Object.fromEntries(new URLSearchParams(text)));
     return json(request, text, done);
@@ -68,7 +73,23 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
 
   // Unknown path: 404; known path, other method: 405 (spec 7.2). Both before
   // authentication: they describe the endpoint, not the caller.
-  app.setNotFoundHandler((request, reply) => reply.status(404).send(failure(t.pathNotFound(request.method, pathOf(request)))));
+  const notAllowed = (request: FastifyRequest, reply: FastifyReply, allowed: string) =>
+    reply.status(405).header('Allow', allowed).send(failure(t.methodNotAllowed(request.method, pathOf(request), allowed)));
+  /** The 405 routes' handlers, with the methods their path allows. */
+  const allowedBy = new Map<unknown, string>();
+  app.setNotFoundHandler((request, reply) => {
+    // A method no route is registered for (PROPFIND, LINK...) on a known path is a 405 as well.
+    const path = pathOf(request);
+    const routes = METHODS.map((method) => {
+      try {
+        return app.findRoute({ method, url: path });
+      } catch {
+        return null; // a path the router cannot read is no known path
+      }
+    }).filter((r) => r !== null);
+    if (routes.length > 0) return notAllowed(request, reply, routes.map((r) => allowedBy.get(r.handler)).find((a) => a !== undefined) ?? [...METHODS].sort().join(', '));
+    return reply.status(404).send(failure(t.pathNotFound(request.method, path)));
+  });
   const methodsByPath = new Map<string, Set<string>>();
   app.addHook('onRoute', (route) => {
     if (route.config?.methodNotAllowed) return;
@@ -109,14 +130,9 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
     const allowed = [...methods].filter((m) => m !== 'HEAD').sort().join(', ');
     const missing = METHODS.filter((m) => !methods.has(m));
     if (missing.length === 0) continue;
-    app.route({
-      method: missing,
-      url: path,
-      config: { methodNotAllowed: true },
-      schema: { hide: true },
-      handler: (request: FastifyRequest, reply: FastifyReply) =>
-        reply.status(405).header('Allow', allowed).send(failure(t.methodNotAllowed(request.method, pathOf(request), allowed))),
-    });
+    const handler = (request: FastifyRequest, reply: FastifyReply) => notAllowed(request, reply, allowed);
+    allowedBy.set(handler, allowed);
+    app.route({ method: missing, url: path, config: { methodNotAllowed: true }, schema: { hide: true }, handler });
   }
 }
 

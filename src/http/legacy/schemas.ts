@@ -25,8 +25,9 @@ export const IdQuery = Type.Object({ id: Type.Optional(Type.String({ maxLength: 
 export const DateRange = {
   StartDate: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or DD/MM/YYYY (account time zone), or ISO 8601' })),
   EndDate: Type.Optional(Type.String({ maxLength: 40, description: 'YYYY-MM-DD or DD/MM/YYYY, inclusive (account time zone), or ISO 8601' })),
-  Skip: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
-  Limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 10_000 })),
+  // Bounded so the database gets an integer it can take (an offset beyond 2^53 was a 500); out of range is a 400 naming the range.
+  Skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'Records to skip, 0 to 9007199254740991' })),
+  Limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 10_000, description: 'Records to return, 1 to 10000' })),
 };
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

@@ -33,7 +33,8 @@ const Validated = Type.Object({ Valid: Type.Boolean(), PhoneNumber: Type.String(
 /**
  * /tokenmanager: POST creates a verification code and sends it by SMS
  * (charged like any SMS); PUT validates it once. The store lives in
- * src/tokens so the gateway's /api-tokens/* can share it.
+ * src/tokens so the gateway's /api-tokens/* share it, and with it the
+ * account's budget of wrong guesses (429 with Retry-After once spent).
  */
 export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const common = { tags, security, headers: AuthKeyHeader };

@@ -73,6 +73,9 @@ export async function ledgerHistory(db: Executor, accountId: number, q: { from: 
     .executeTakeFirst();
   const base = db.selectFrom('ledger').where('account_id', '=', accountId).where('created_at', '>=', q.from).where('created_at', '<=', q.to);
   const count = await base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst();
+  const total = Number(count?.n ?? 0);
+  // Past the last entry: nothing to read (and skip + limit stays below the number of rows).
+  if (q.skip >= total) return { total, entries: [] };
   const all = await base.select(['id', 'amount', 'reason', 'request_id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.skip + q.limit).execute();
   let balance = account.balance - Number(after?.s ?? 0);
   const entries = all.map((e) => {
@@ -80,5 +83,5 @@ export async function ledgerHistory(db: Executor, accountId: number, q: { from: 
     balance -= e.amount;
     return entry;
   });
-  return { total: Number(count?.n ?? 0), entries: entries.slice(q.skip) };
+  return { total, entries: entries.slice(q.skip) };
 }

@@ -2,11 +2,13 @@ import { sql } from 'kysely';
 import type { Executor } from '../../../db/executor.ts';
 import type { MessageStatus } from '../../../db/tables.ts';
 import { countOf } from '../../../messaging/reports.ts';
+import { reportedContent } from '../../../tokens/mask.ts';
 
 /**
  * Read models of the legacy reports. They read the same tables as the
  * gateway's reports (src/messaging/reports.ts) with the filters and
- * aggregates the legacy operations take.
+ * aggregates the legacy operations take. One-time codes are masked
+ * (src/tokens/mask.ts).
  */
 export interface Page {
   from: number;
@@ -29,7 +31,7 @@ export async function detailedReport(db: Executor, accountId: number, q: Page & 
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
   const total = await countOf(base);
   const rows = await base
-    .select(['m.id', 'm.request_id', 'm.sender', 'm.receiver', 'm.content', 'm.status', 'm.status_details', 'm.segments', 'm.cost', 'm.created_at', 'm.schedule_at', 'm.sent_at', 'm.status_at'])
+    .select(['m.id', 'm.request_id', 'm.sender', 'm.receiver', reportedContent('m').as('content'), 'm.status', 'm.status_details', 'm.segments', 'm.cost', 'm.created_at', 'm.schedule_at', 'm.sent_at', 'm.status_at'])
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')
     .limit(q.limit)
@@ -50,7 +52,7 @@ export async function replyReport(db: Executor, accountId: number, q: Page & { p
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
   const total = await countOf(base);
   const rows = await base
-    .select(['r.id', 'r.sender as phone', 'r.content', 'r.received_at', 'm.id as message_id', 'm.request_id', 'm.content as sent_content', 'm.sender'])
+    .select(['r.id', 'r.sender as phone', 'r.content', 'r.received_at', 'm.id as message_id', 'm.request_id', reportedContent('m').$castTo<string | null>().as('sent_content'), 'm.sender'])
     .orderBy('r.received_at', 'desc')
     .orderBy('r.id', 'desc')
     .limit(q.limit)
