@@ -10,9 +10,9 @@ import { PARSER_HEAD_LIMIT, clientErrorHandler, headRefusal, refuseLargeHeads, s
 import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
-import { rcsPublicRoutes } from './rcs/public-routes.ts';
+import { rcsPublicRoutes } from './http/public-routes.ts';
 import { openMediaStorage } from './rcs/storage.ts';
-import { metricsRoute, recordResponses } from './metrics/http.ts';
+import { metricsRoute, recordResponses } from './http/metrics-route.ts';
 
 export interface AppOptions {
   adminToken: string;

@@ -4,9 +4,9 @@ import { openDatabase, type Db } from './db/database.ts';
 import { GroupCommitter } from './db/group-commit.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
-import type { AcceptInput, AcceptItem, AcceptResult } from './messaging/accept.ts';
+import { acceptJob, type AcceptInput, type AcceptItem, type AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
-import { packOutcomes, type Outcome } from './dispatch/outcomes.ts';
+import { outcomesJob, packOutcomes, type Outcome } from './dispatch/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
@@ -66,14 +66,14 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   });
 
   const metrics = createMetrics({ db, carriers, log });
-  const accepter = new GroupCommitter<AcceptInput, AcceptResult>((items) => db.run('accept', items));
+  const accepter = new GroupCommitter<AcceptInput, AcceptResult>((items) => db.run(acceptJob, items));
   // Outcomes must be written in the order they came (a submit result before its
   // receipt, which looks up the carrier id the result records). SQLite runs one
   // transaction after the other, so a batch may be written while the previous
   // one waits for the disk; PostgreSQL would run two side by side: one at a time.
   const outcomes = new GroupCommitter<Outcome, void>(
     async (items) => {
-      const [written] = await db.run('outcomes', [packOutcomes(items)]);
+      const [written] = await db.run(outcomesJob, [packOutcomes(items)]);
       if (written instanceof Error) throw written;
       return items.map(() => undefined);
     },

@@ -10,6 +10,8 @@ import { ThreadedSqliteDriver } from '../src/db/sqlite-thread.ts';
 import { Checkpointer } from '../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/shared/errors.ts';
+import { acceptJob } from '../src/messaging/accept.ts';
+import { claimJob } from '../src/dispatch/claim.ts';
 import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
 
 /**
@@ -69,7 +71,7 @@ describe(`database layer (${DIALECT})`, () => {
 
   it('runs a job as one transaction, answering per item, a refused item as a DomainError', async () => {
     const { id, send } = await sender(100, 40);
-    const results = await db.run('accept', [send('5511900000001', 'hi'), send('5511900000002', 'hi'), send('5511900000003', 'hi')]);
+    const results = await db.run(acceptJob, [send('5511900000001', 'hi'), send('5511900000002', 'hi'), send('5511900000003', 'hi')]);
     assert.equal(results.length, 3);
     assert.ok(!(results[0] instanceof Error) && !(results[1] instanceof Error), 'two fit in the balance of 100 at 40 each');
     assert.ok(results[2] instanceof DomainError, 'the third does not');
@@ -85,7 +87,7 @@ describe(`database layer (${DIALECT})`, () => {
     // Posted while a transaction is open: on SQLite the thread holds them
     // back and then runs them together, in one transaction.
     const results = await db.kysely.transaction().execute(async (tx) => {
-      const runs = ['first', null, 'third'].map((content) => db.run('accept', [send('5511900000009', content)]).then((r) => r[0], (e: unknown) => e as Error));
+      const runs = ['first', null, 'third'].map((content) => db.run(acceptJob, [send('5511900000009', content)]).then((r) => r[0], (e: unknown) => e as Error));
       await tx.selectFrom('accounts').select('id').where('id', '=', id).execute();
       return runs;
     });
@@ -145,7 +147,7 @@ describe(`database layer (${DIALECT})`, () => {
       await (driver as unknown as { thread: { worker: Worker } }).thread.worker.terminate();
       assert.equal(deaths.length, 1);
       assert.match(deaths[0]?.message ?? '', /SQLite thread exited/);
-      await assert.rejects(driver.run('claim', []), /SQLite thread exited/);
+      await assert.rejects(driver.run(claimJob, []), /SQLite thread exited/);
     } finally {
       await driver.destroy();
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../src/carriers/carrier.ts';
-import type { ClaimRequest } from '../src/dispatch/claim.ts';
+import { claimJob, renewJob, type ClaimRequest } from '../src/dispatch/claim.ts';
 import { freshDatabase, startGateway, type TestGateway } from './helpers.ts';
 
 /** A carrier that answers only when told to: it keeps a message past its lease. */
@@ -43,10 +43,10 @@ class HoldingCarrier implements Carrier {
 function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {}): ClaimRequest[] {
   const claims: ClaimRequest[] = [];
   const run = gw.core.db.run.bind(gw.core.db);
-  gw.core.db.run = ((name, items) => {
-    if (name === 'claim') claims.push(...(items as ClaimRequest[]));
-    if (name === 'renew' && options.refuseRenewals) return Promise.resolve(items.map(() => new Error('renewal refused')));
-    return run(name, items);
+  gw.core.db.run = ((job, items) => {
+    if ((job as unknown) === claimJob) claims.push(...(items as ClaimRequest[]));
+    if ((job as unknown) === renewJob && options.refuseRenewals) return Promise.resolve(items.map(() => new Error('renewal refused')));
+    return run(job, items);
   }) as typeof run;
   return claims;
 }

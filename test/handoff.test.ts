@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../src/db/database.ts';
-import type { AcceptInput, AcceptResult, Handoff } from '../src/messaging/accept.ts';
+import { acceptJob, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
+import { claimJob } from '../src/dispatch/claim.ts';
+import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
 import { DIALECT, freshDatabase, startGateway, type TestDatabase } from './helpers.ts';
 
@@ -53,7 +55,7 @@ function request(to: string[], handoff?: Handoff, scheduleAt: number | null = nu
 }
 
 async function accept(...inputs: AcceptInput[]): Promise<AcceptResult[]> {
-  const results = await db.run('accept', inputs);
+  const results = await db.run(acceptJob, inputs);
   return results.map((r) => {
     if (r instanceof Error) throw r;
     return r;
@@ -128,9 +130,9 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
     try {
       const claimed = new Set<string>();
       const run = gw.core.db.run;
-      gw.core.db.run = (async (name: string, items: unknown[]) => {
-        const results = await run(name as never, items as never);
-        if (name === 'claim') for (const rows of results) if (Array.isArray(rows)) for (const r of rows) claimed.add((r as { id: string }).id);
+      gw.core.db.run = (async (job: Job<unknown, unknown>, items: unknown[]) => {
+        const results = await run(job, items);
+        if (job === claimJob) for (const rows of results) if (Array.isArray(rows)) for (const r of rows) claimed.add((r as { id: string }).id);
         return results;
       }) as typeof run;
       const customer = await gw.customer({ balance: 10 });

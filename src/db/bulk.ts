@@ -1,6 +1,6 @@
 import { CompiledQuery } from 'kysely';
 import type { Executor } from './executor.ts';
-import type { Dialect } from './database.ts';
+import type { Dialect } from './dialect.ts';
 import type { Database } from './tables.ts';
 
 /**

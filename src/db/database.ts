@@ -6,7 +6,8 @@ import type { Database } from './tables.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { ThreadedSqliteDriver } from './sqlite-thread.ts';
 import { WalSync } from './wal-sync.ts';
-import { jobs, type JobItem, type JobName, type JobResult } from './jobs.ts';
+import type { Job } from './jobs.ts';
+import type { Dialect } from './dialect.ts';
 import { initial } from './migrations/001_initial.ts';
 import { legacy } from './migrations/002_legacy.ts';
 import { childrenLinks } from './migrations/003_children_links.ts';
@@ -17,14 +18,13 @@ import { waitingIndex } from './migrations/007_waiting_index.ts';
 import { tokenSecrets } from './migrations/008_token_secrets.ts';
 import { dispatchers } from './migrations/009_dispatchers.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
-type Job = (tx: unknown, dialect: Dialect, items: unknown[]) => Promise<unknown[]>;
+export type { Dialect } from './dialect.ts';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
   /** Runs a hot-path job (src/db/jobs.ts) as one transaction: one result, or Error, per item. */
-  run<N extends JobName>(name: N, items: JobItem<N>[]): Promise<(JobResult<N> | Error)[]>;
+  run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<(Result | Error)[]>;
   close(): Promise<void>;
 }
 
@@ -74,7 +74,7 @@ function openSqlite(options: DbOptions): Db {
       createQueryCompiler: () => new SqliteQueryCompiler(),
     },
   });
-  return { kysely, dialect: 'sqlite', run: (name, items) => driver.run(name, items), close: () => kysely.destroy() };
+  return { kysely, dialect: 'sqlite', run: (job, items) => driver.run(job, items), close: () => kysely.destroy() };
 }
 
 /**
@@ -104,8 +104,7 @@ function openPostgres(url: string, schema: string | undefined): Db {
   return {
     kysely,
     dialect: 'postgres',
-    run: async <N extends JobName>(name: N, items: JobItem<N>[]) =>
-      (await kysely.transaction().execute((tx) => (jobs[name] as Job)(tx, 'postgres', items))) as (JobResult<N> | Error)[],
+    run: (job, items) => kysely.transaction().execute((tx) => job.run(tx, 'postgres', items)),
     close: () => kysely.destroy(),
   };
 }

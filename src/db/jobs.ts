@@ -1,24 +1,33 @@
 import type { Transaction } from 'kysely';
 import type { Database } from './tables.ts';
-import type { Dialect } from './database.ts';
-import { acceptBatch } from '../messaging/accept.ts';
-import { writeOutcomes } from '../dispatch/outcomes.ts';
-import { claimDue, renewLeases } from '../dispatch/claim.ts';
+import type { Dialect } from './dialect.ts';
 
 /**
- * The hot paths' transactions, by name: each takes plain data and answers
- * plain data, one result (or Error) per item, so that on SQLite it runs
- * whole on the SQLite thread (one message there and back, not one per
- * statement) and on PostgreSQL as an ordinary transaction (Db.run).
+ * A hot-path transaction (accept a batch, claim due messages, write carrier
+ * outcomes, renew leases): it takes plain data and answers plain data, one
+ * result (or Error) per item. On SQLite it runs whole on the SQLite thread
+ * (one message there and back, not one per statement); on PostgreSQL as an
+ * ordinary transaction.
+ *
+ * The features define their jobs (`defineJob(import.meta.url, 'nameOfExport', fn)`)
+ * and callers pass the job itself to `Db.run`: the database layer knows no
+ * feature. The SQLite thread finds a job by importing the module that
+ * exports it and reading the export: so a job must be exported, under the
+ * name given, from the module whose URL is given.
  */
-export const jobs = {
-  accept: acceptBatch,
-  outcomes: writeOutcomes,
-  claim: claimDue,
-  renew: renewLeases,
-} satisfies Record<string, (tx: Transaction<Database>, dialect: Dialect, items: never[]) => Promise<unknown[]>>;
+export interface Job<Item, Result> {
+  /** URL of the module that exports the job (its `import.meta.url`). */
+  readonly module: string;
+  /** Name of that export. */
+  readonly name: string;
+  readonly run: (tx: Transaction<Database>, dialect: Dialect, items: Item[]) => Promise<(Result | Error)[]>;
+}
 
-export type Jobs = typeof jobs;
-export type JobName = keyof Jobs;
-export type JobItem<N extends JobName> = Parameters<Jobs[N]>[2][number];
-export type JobResult<N extends JobName> = Awaited<ReturnType<Jobs[N]>>[number];
+export function defineJob<Item, Result>(module: string, name: string, run: Job<Item, Result>['run']): Job<Item, Result> {
+  return { module, name, run };
+}
+
+/** Whether a value is a job (the SQLite thread checks what an import gave it). */
+export function isJob(value: unknown): value is Job<unknown, unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as Job<unknown, unknown>).run === 'function' && typeof (value as Job<unknown, unknown>).module === 'string';
+}

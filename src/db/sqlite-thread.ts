@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 import { DomainError, type ErrorCode } from '../shared/errors.ts';
-import type { JobItem, JobName, JobResult } from './jobs.ts';
+import type { Job } from './jobs.ts';
 import type { Checkpointer } from './checkpointer.ts';
 import { WalSync } from './wal-sync.ts';
 
@@ -31,7 +31,7 @@ interface PlainError {
   details?: string[] | undefined;
 }
 
-type Call = { op: 'query'; sql: string; params: unknown[] } | { op: 'job'; name: string; arg: unknown };
+type Call = { op: 'query'; sql: string; params: unknown[] } | { op: 'job'; module: string; name: string; arg: unknown };
 export type Request = Call & { id: number };
 export type Reply = { id: number; written: boolean; inTransaction: boolean } & ({ ok: true; result: unknown } | { ok: false; error: PlainError });
 
@@ -239,11 +239,11 @@ export class ThreadedSqliteDriver implements Driver {
    * Kysely connection: the thread runs them in order, after any transaction
    * of that connection that is open.
    */
-  async run<N extends JobName>(name: N, items: JobItem<N>[]): Promise<(JobResult<N> | Error)[]> {
-    const reply = await this.thread.call({ op: 'job', name, arg: items });
+  async run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<(Result | Error)[]> {
+    const reply = await this.thread.call({ op: 'job', module: job.module, name: job.name, arg: items });
     if (reply.written) await this.wal?.sync();
     if (!reply.ok) throw toError(reply.error);
-    return (reply.result as Answer[]).map((a) => ('error' in a ? toError(a.error) : (a.value as JobResult<N>)));
+    return (reply.result as Answer[]).map((a) => ('error' in a ? toError(a.error) : (a.value as Result)));
   }
 
   async destroy(): Promise<void> {

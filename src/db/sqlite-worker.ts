@@ -2,7 +2,7 @@ import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from '
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection } from 'kysely';
 import type { Database } from './tables.ts';
-import { jobs, type JobName } from './jobs.ts';
+import { isJob, type Job } from './jobs.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { Reply, Request, SqliteThreadOptions } from './sqlite-thread.ts';
 
@@ -127,6 +127,20 @@ function runQuery(request: Request & { op: 'query' }): Reply {
 type JobRequest = Request & { op: 'job' };
 const exec = (sql: string) => statements.prepare(sql).run();
 
+/** Jobs by module URL and export name, imported the first time one is asked for (see Job in jobs.ts). */
+const loaded = new Map<string, Job<unknown, unknown>>();
+async function loadJob(request: JobRequest): Promise<Job<unknown, unknown>> {
+  const key = `${request.module}#${request.name}`;
+  let job = loaded.get(key);
+  if (!job) {
+    const found: unknown = ((await import(request.module)) as Record<string, unknown>)[request.name];
+    if (!isJob(found)) throw new Error(`${request.module} exports no job named ${request.name}`);
+    job = found;
+    loaded.set(key, job);
+  }
+  return job;
+}
+
 /** A job's value as sent back: a job may answer per item with an Error (one refused request of a batch). */
 const jobResult = (value: unknown) => (Array.isArray(value) ? value.map((v: unknown) => (v instanceof Error ? { error: plainError(v) } : { value: v })) : [{ value }]);
 
@@ -145,10 +159,10 @@ async function runJobs(group: JobRequest[]): Promise<Reply[]> {
       // A job alone has the transaction to itself: its error ends it (below).
       const alone = group.length === 1;
       for (const request of group) {
-        const job = jobs[request.name as JobName] as (tx: unknown, dialect: 'sqlite', arg: unknown) => Promise<unknown>;
         if (!alone) exec('savepoint job');
         try {
-          outcomes.push({ ok: true, result: jobResult(await job(tx, 'sqlite', request.arg)) });
+          const job = await loadJob(request);
+          outcomes.push({ ok: true, result: jobResult(await job.run(tx, 'sqlite', request.arg as unknown[])) });
           if (!alone) exec('release job');
         } catch (err) {
           // Some errors (disk full, I/O) end the whole transaction: then the jobs before this one are undone too.

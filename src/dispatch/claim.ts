@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, MessageRow } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
+import { defineJob } from '../db/jobs.ts';
 
 /**
  * What a claim reads back of each message: what the carrier is handed and
@@ -134,3 +135,7 @@ export async function renewLeases(tx: Transaction<Database>, _dialect: Dialect, 
   }
   return out;
 }
+
+/** claimDue and renewLeases as jobs (src/db/jobs.ts). */
+export const claimJob = defineJob(import.meta.url, 'claimJob', claimDue);
+export const renewJob = defineJob(import.meta.url, 'renewJob', renewLeases);

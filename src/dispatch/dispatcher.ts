@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
-import { before, type Claimed, type ClaimRequest, type Position } from './claim.ts';
+import { before, claimJob, renewJob, type Claimed, type ClaimRequest, type Position } from './claim.ts';
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
@@ -151,7 +151,7 @@ export class Dispatcher {
     this.renewing = true;
     try {
       const until = now + this.options.leaseMs;
-      const [renewed] = await this.db.run('renew', [{ owner: this.owner, ids, until }]);
+      const [renewed] = await this.db.run(renewJob, [{ owner: this.owner, ids, until }]);
       if (renewed instanceof Error) throw renewed;
       for (const id of ids) {
         const h = this.held.get(id);
@@ -367,7 +367,7 @@ export class Dispatcher {
     const held: string[] = [];
     for (const [id, h] of this.held) if (h.until <= now) held.push(id);
     const request: ClaimRequest = { connector, limit, now, owner: this.owner, leaseMs: this.options.leaseMs, held, handedBack: [...this.firstHandedBack(connector)] };
-    const [rows] = await this.db.run('claim', [request]);
+    const [rows] = await this.db.run(claimJob, [request]);
     if (rows instanceof Error) throw rows;
     for (const r of rows ?? []) this.held.set(r.id, { until: now + this.options.leaseMs, connector, receiver: r.receiver });
     return rows ?? [];

@@ -5,6 +5,7 @@ import { fallBackToSms } from '../rcs/fallback.ts';
 import type { Dialect } from '../db/database.ts';
 import { param, rowsText, runRaw } from '../db/bulk.ts';
 import { logStatuses } from '../events/status-log.ts';
+import { defineJob } from '../db/jobs.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
@@ -80,6 +81,9 @@ export function retryDelayMs(attempts: number): number {
  * batch as its message's submit answer finds the carrier id. Takes batches
  * packed by packOutcomes (usually one), one answer each.
  */
+/** writeOutcomes as a job (src/db/jobs.ts): one packed batch an item. */
+export const outcomesJob = defineJob(import.meta.url, 'outcomesJob', (tx, dialect, packed: PackedOutcomes[]) => writeOutcomes(tx, dialect, packed));
+
 export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, packed: PackedOutcomes[]): Promise<void[]> {
   const outcomes = packed.flatMap(unpackOutcomes);
   const now = Date.now();

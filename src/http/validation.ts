@@ -3,7 +3,8 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /** Custom schema keyword: the text shown when a value matches none of a union's forms. */
-export const ERROR_TEXT = 'x-error';
+import { ERROR_TEXT } from '../shared/schema.ts';
+export { ERROR_TEXT };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 

@@ -6,6 +6,7 @@ import { fromMicros } from '../billing/money.ts';
 import { lockBalances } from '../billing/ledger.ts';
 import { insertRows } from '../db/bulk.ts';
 import { maskCode } from '../tokens/mask.ts';
+import { defineJob } from '../db/jobs.ts';
 
 const REQUEST_COLUMNS = ['id', 'account_id', 'route_id', 'channel', 'product', 'content', 'tag', 'custom', 'sender', 'source', 'message_count', 'cost', 'schedule_at', 'created_at'] as const;
 const MESSAGE_COLUMNS = [
@@ -196,6 +197,9 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   }
   return outcomes;
 }
+
+/** acceptBatch as a job (src/db/jobs.ts): `db.run(acceptJob, inputs)`. */
+export const acceptJob = defineJob(import.meta.url, 'acceptJob', acceptBatch);
 
 /**
  * Per connector offered a handoff, the receivers whose new messages must not

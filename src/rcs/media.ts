@@ -4,7 +4,11 @@ import type { Logger } from 'pino';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { DomainError } from '../shared/errors.ts';
 import type { RcsMedia } from './payload.ts';
-import type { MediaStorage } from './storage.ts';
+import type { MediaStorage } from './media-storage.ts';
+import type { Config } from '../config.ts';
+
+/** Base of our own public URLs (media); GATEWAY_PUBLIC_URL or http://localhost:PORT. */
+export const publicBase = (config: Config): string => (config.GATEWAY_PUBLIC_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
 
 /**
  * RCS media: files and card images named by URL in a send are fetched at

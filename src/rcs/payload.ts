@@ -1,6 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_TEXT } from '../http/validation.ts';
-import { OptionalNullable } from '../http/gateway/nullable.ts';
+import { ERROR_TEXT, OptionalNullable } from '../shared/schema.ts';
 
 /**
  * RCS message payloads (spec 2.12, 4.2). The send routes validate the

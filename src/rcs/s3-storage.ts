@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import type { MediaStorage } from './storage.ts';
+import type { MediaStorage } from './media-storage.ts';
 
 export interface S3StorageOptions {
   bucket: string;

@@ -1,5 +1,5 @@
 import { type Kysely } from 'kysely';
-import type { Dialect } from '../database.ts';
+import type { Dialect } from '../dialect.ts';
 import { identityColumn } from './identity.ts';
 
 /** The first schema. One migration set for both dialects; only the identity column differs. */

@@ -1,5 +1,5 @@
 import { type Kysely } from 'kysely';
-import type { Dialect } from '../database.ts';
+import type { Dialect } from '../dialect.ts';
 import { identityColumn } from './identity.ts';
 
 /**

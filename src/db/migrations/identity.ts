@@ -1,5 +1,5 @@
 import type { ColumnDefinitionBuilder } from 'kysely';
-import type { Dialect } from '../database.ts';
+import type { Dialect } from '../dialect.ts';
 
 /** The one difference between the dialects in our migrations: how an auto-increment id column is declared. */
 export function identityColumn(dialect: Dialect) {

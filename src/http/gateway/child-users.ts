@@ -8,7 +8,7 @@ import { CHILD_USER_FIELDS, MIN_PASSWORD_LENGTH, type ChildUserInput } from '../
 import { checkNewChildUser, createChildUser, issueChildApiKey, listChildUsers, moveChildCredits } from '../../childusers/child-users.ts';
 import { ApiKeyHeader } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
-import { OptionalNullable, absent } from './nullable.ts';
+import { OptionalNullable, absent } from '../../shared/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const Name = Type.String({ maxLength: 200 });

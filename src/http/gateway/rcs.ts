@@ -2,14 +2,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Core } from '../../core.ts';
 import { ApiKeyHeader, CommonSendFields } from './schemas.ts';
-import { absent, type Absent } from './nullable.ts';
+import { absent, type Absent } from '../../shared/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 import { acceptedText } from './sms.ts';
 import { CardFields, CardSchema, HttpUrl, Text, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';
 import { MediaStore } from '../../rcs/media.ts';
 import type { MediaStorage } from '../../rcs/storage.ts';
 import { sendRcs, type RcsContent, type RcsSendResult } from '../../rcs/send.ts';
-import { publicBase } from '../../rcs/public-routes.ts';
+import { publicBase } from '../../rcs/media.ts';
 
 const BasicBody = Type.Object({ ...CommonSendFields, message: Text(MAX_BASIC_TEXT, 'Plain text, up to 1000 characters.') }, { required: ['message'] });
 const FileBody = Type.Object(

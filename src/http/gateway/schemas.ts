@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ERROR_TEXT } from '../validation.ts';
-import { OptionalNullable } from './nullable.ts';
+import { OptionalNullable } from '../../shared/schema.ts';
 
 /** Integers or digit strings (DECISIONS.md: real clients send both). */
 export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\+?\\d{8,15}$' })], {

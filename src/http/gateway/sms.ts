@@ -7,7 +7,7 @@ import { internationalProblem, normalizeInternational } from '../../shared/phone
 import { validation } from '../../shared/errors.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
-import { OptionalNullable, absent } from './nullable.ts';
+import { OptionalNullable, absent } from '../../shared/schema.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { shortenForSend } from '../../shortlinks/shorten.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';

@@ -7,7 +7,7 @@ import { resolveTargeting } from '../../messaging/send.ts';
 import { normalizeBrazilian, normalizeInternational } from '../../shared/phone.ts';
 import { validation } from '../../shared/errors.ts';
 import { ApiKeyHeader, RouteId } from './schemas.ts';
-import { OptionalNullable, absent } from './nullable.ts';
+import { OptionalNullable, absent } from '../../shared/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const PhoneText = Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Integer({ minimum: 1 })], {

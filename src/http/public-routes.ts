@@ -1,8 +1,43 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Core } from '../../core.ts';
-import { RbmCarrier } from './connector.ts';
-import { SIGNATURE_HEADER, signatureValid, type RbmEvent } from './wire.ts';
+import type { Core } from '../core.ts';
+import { MEDIA_NAME, contentTypeOfName } from '../rcs/media.ts';
+import type { MediaStorage } from '../rcs/media-storage.ts';
+import { RbmCarrier } from '../carriers/rbm/connector.ts';
+import { SIGNATURE_HEADER, signatureValid, type RbmEvent } from '../carriers/rbm/wire.ts';
+
+const MediaParams = Type.Object({ name: Type.String() });
+
+/**
+ * Public routes of RCS, outside the gateway plugin (no API key): the stored
+ * media carriers and handsets fetch (from the data directory or the bucket,
+ * the same answer either way), and the signed event endpoint of RBM
+ * connections.
+ */
+export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage }: { core: Core; mediaStorage: MediaStorage }) {
+  app.get<{ Params: Static<typeof MediaParams> }>('/media/:name', { schema: { hide: true, params: MediaParams } }, async (request, reply) => {
+    const { name } = request.params;
+    const type = MEDIA_NAME.test(name) ? contentTypeOfName(name) : null;
+    if (!type) return reply.status(404).type('text/plain').send('Not found');
+    let object: Awaited<ReturnType<MediaStorage['get']>>;
+    try {
+      object = await mediaStorage.get(name);
+    } catch (err) {
+      request.log.error({ err, name }, 'RCS media storage failed');
+      return reply.status(503).header('retry-after', '30').type('text/plain').send('Media storage unavailable');
+    }
+    if (!object) return reply.status(404).type('text/plain').send('Not found');
+    // The type comes from the name (our own extension), never from what the storage says.
+    return reply
+      .type(type)
+      .header('content-length', object.size)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('x-content-type-options', 'nosniff')
+      .send(object.body);
+  });
+  await app.register(rbmEventRoute, { core });
+}
+
 
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
 

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_TEXT } from '../validation.ts';
+
+/** Custom schema keyword: the text shown when a value matches none of a union's forms (the validator reads it). */
+export const ERROR_TEXT = 'x-error';
 
 /**
  * An optional field of a gateway request that may also be `null`: .NET and

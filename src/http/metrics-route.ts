@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { UNMATCHED, type Metrics } from './metrics.ts';
+import { UNMATCHED, type Metrics } from '../metrics/metrics.ts';
 
 /**
  * Counts every HTTP answer of the app, with its duration. Added on the root

@@ -1,0 +1,2 @@
+/** The two databases the gateway runs on. */
+export type Dialect = 'sqlite' | 'postgres';
