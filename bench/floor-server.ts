@@ -27,12 +27,23 @@ db.pragma('journal_mode = WAL');
 db.pragma('synchronous = NORMAL');
 const wal = new WalSync(`${path}-wal`);
 const now = Date.now();
-const accountId = Number(db.prepare("insert into accounts (name, role, timezone, balance, active, created_at) values ('Floor', 'CUSTOMER', 'UTC', 1e15, 1, ?)").run(now).lastInsertRowid);
-const routeId = Number(db.prepare("insert into routes (display_name, product_name, product_id, fare_price, reply_fare_price, channel, connector, created_at) values ('Sim', 'SMS', 1, 10000, 0, 'SMS', 'simulator', ?)").run(now).lastInsertRowid);
+const accountId = Number(
+  db.prepare("insert into accounts (name, role, timezone, balance, active, created_at) values ('Floor', 'CUSTOMER', 'UTC', 1e15, 1, ?)").run(now)
+    .lastInsertRowid,
+);
+const routeId = Number(
+  db
+    .prepare(
+      "insert into routes (display_name, product_name, product_id, fare_price, reply_fare_price, channel, connector, created_at) values ('Sim', 'SMS', 1, 10000, 0, 'SMS', 'simulator', ?)",
+    )
+    .run(now).lastInsertRowid,
+);
 
-const insertRequest = db.prepare(`insert into requests (id, account_id, route_id, channel, product, content, tag, custom, sender, source, message_count, cost, schedule_at, created_at)
+const insertRequest =
+  db.prepare(`insert into requests (id, account_id, route_id, channel, product, content, tag, custom, sender, source, message_count, cost, schedule_at, created_at)
   values (?, ?, ?, 'SMS', 'SMS', ?, null, null, null, 'gateway', 1, 10000, ?, ?)`);
-const insertMessage = db.prepare(`insert into messages (id, account_id, request_id, route_id, connector, channel, receiver, content, payload, segments, cost, status, status_details,
+const insertMessage =
+  db.prepare(`insert into messages (id, account_id, request_id, route_id, connector, channel, receiver, content, payload, segments, cost, status, status_details,
   tag, custom, sender, created_at, schedule_at, due_at, lease_owner, attempts, sent_at, carrier_id, status_at)
   values (?, ?, ?, ?, 'simulator', 'SMS', ?, ?, null, 1, 10000, 'QUEUED', null, null, null, null, ?, ?, ?, null, 0, null, null, ?)`);
 const insertLedger = db.prepare("insert into ledger (account_id, amount, reason, request_id, created_at) values (?, -10000, 'send', ?, ?)");
@@ -61,7 +72,9 @@ function accept(body: Send): Promise<void> {
         const items = batch;
         batch = [];
         write(items.map((i) => i.body));
-        void wal.sync().then(() => items.forEach((i) => i.done()));
+        void wal.sync().then(() => {
+          for (const i of items) i.done();
+        });
       });
     }
     batch.push({ body, done });
@@ -75,4 +88,11 @@ app.post<{ Body: Send }>('/messages/sms/send', async (request) => {
 });
 const address = await app.listen({ host: '127.0.0.1', port: 0 });
 pino().info({ address }, 'gateway listening');
-process.on('SIGTERM', () => void app.close().then(() => wal.close()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => wal.close())
+      .then(() => process.exit(0)),
+);

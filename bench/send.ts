@@ -41,7 +41,10 @@ interface Server {
 }
 
 function start(script: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', script], { env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', script], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
@@ -49,7 +52,14 @@ function start(script: string, env: Record<string, string>): Promise<Server> {
       if (!line.startsWith('{')) return;
       const entry = JSON.parse(line) as { msg?: string; address?: string };
       if (entry.msg?.startsWith('gateway listening') && entry.address) {
-        resolve({ base: entry.address, pid: child.pid ?? 0, stop: async () => { child.kill('SIGTERM'); await exited; } });
+        resolve({
+          base: entry.address,
+          pid: child.pid ?? 0,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
       }
     });
   });
@@ -65,11 +75,22 @@ async function post(base: string, path: string, body: unknown, headers: Record<s
 async function load(server: Server, headers: Record<string, string>, body: string) {
   const cpu0 = cpuOf(server.pid);
   const own0 = process.cpuUsage();
-  const result = await autocannon({ url: `${server.base}/messages/sms/send`, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS, duration: SECONDS });
+  const result = await autocannon({
+    url: `${server.base}/messages/sms/send`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: CONNECTIONS,
+    duration: SECONDS,
+  });
   const own = process.cpuUsage(own0);
   const answered = Math.max(1, result['2xx'] + result.non2xx);
   return {
-    rps: result.requests.average, ok: result['2xx'], non2xx: result.non2xx, errors: result.errors, p99: result.latency.p99,
+    rps: result.requests.average,
+    ok: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    p99: result.latency.p99,
     cpu: ((cpuOf(server.pid) - cpu0) / answered) * 1e6,
     loadCpu: (own.user + own.system) / answered,
   };
@@ -93,7 +114,12 @@ rmSync(floorDir, { recursive: true, force: true });
 const gw = await start('src/server.ts', { GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false', SIMULATOR_DELIVERY_MS: '100' });
 const admin = { authorization: `Bearer ${TOKEN}` };
 const account = await post(gw.base, '/admin/accounts', { name: 'Bench', balance: 100_000_000 }, admin);
-const route = await post(gw.base, '/admin/routes', { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.01', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' }, admin);
+const route = await post(
+  gw.base,
+  '/admin/routes',
+  { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.01', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' },
+  admin,
+);
 await post(gw.base, `/admin/accounts/${account.id}/routes`, { routeId: route.id }, admin);
 const { key } = await post(gw.base, `/admin/accounts/${account.id}/api-keys`, {}, admin);
 const headers = { 'x-api-key': key };
@@ -111,7 +137,11 @@ const waitDrained = async () => {
   }
 };
 await waitDrained();
-const span = db.prepare('select count(*) as n, min(sent_at) as first, max(sent_at) as last from messages where sent_at is not null').get() as { n: number; first: number; last: number };
+const span = db.prepare('select count(*) as n, min(sent_at) as first, max(sent_at) as last from messages where sent_at is not null').get() as {
+  n: number;
+  first: number;
+  last: number;
+};
 const dispatchRate = span.n / Math.max(1, (span.last - span.first) / 1000);
 const rss = peakRssMb(gw.pid);
 db.close();

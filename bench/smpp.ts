@@ -64,7 +64,14 @@ function spawnChild<T>(args: string[], env: Record<string, string>, pick: (entry
       if (!line.startsWith('{')) return;
       const value = pick(JSON.parse(line) as Record<string, unknown>);
       if (value !== undefined) {
-        resolve({ child, value, stop: async () => { child.kill('SIGTERM'); await exited; } });
+        resolve({
+          child,
+          value,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
       }
     });
   });
@@ -96,7 +103,8 @@ async function baseline(port: number, seconds: number): Promise<{ rate: number; 
   });
   await new Promise<void>((resolve, reject) => {
     session.send(new smpp.PDU('bind_transceiver', { system_id: SYSTEM_ID, password: PASSWORD, interface_version: 0x34 }), (resp) =>
-      resp.command_status === 0 ? resolve() : reject(new Error(`bind refused: ${resp.command_status}`)));
+      resp.command_status === 0 ? resolve() : reject(new Error(`bind refused: ${resp.command_status}`)),
+    );
   });
   const body = Buffer.from(TEXT, 'latin1'); // GSM and ASCII agree on these characters
   let n = 0;
@@ -113,20 +121,30 @@ async function baseline(port: number, seconds: number): Promise<{ rate: number; 
   const submit = (): void => {
     outstanding++;
     const receiver = String(5511900000000 + (n++ % 1_000_000));
-    session.send(new smpp.PDU('submit_sm', {
-      source_addr_ton: 5, source_addr_npi: 0, source_addr: 'ACME', dest_addr_ton: 1, dest_addr_npi: 1, destination_addr: receiver,
-      registered_delivery: 1, data_coding: 0, short_message: body,
-    }), (resp) => {
-      outstanding--;
-      if (resp.command_status !== 0) {
-        stop = true;
-        fail(new Error(`baseline: submit_sm refused with status ${resp.command_status}`));
-        return;
-      }
-      if (counting) counted++;
-      if (!stop) submit();
-      else if (outstanding === 0) done();
-    });
+    session.send(
+      new smpp.PDU('submit_sm', {
+        source_addr_ton: 5,
+        source_addr_npi: 0,
+        source_addr: 'ACME',
+        dest_addr_ton: 1,
+        dest_addr_npi: 1,
+        destination_addr: receiver,
+        registered_delivery: 1,
+        data_coding: 0,
+        short_message: body,
+      }),
+      (resp) => {
+        outstanding--;
+        if (resp.command_status !== 0) {
+          stop = true;
+          fail(new Error(`baseline: submit_sm refused with status ${resp.command_status}`));
+          return;
+        }
+        if (counting) counted++;
+        if (!stop) submit();
+        else if (outstanding === 0) done();
+      },
+    );
   };
   for (let i = 0; i < WINDOW; i++) submit();
   const pause = (ms: number) => Promise.race([new Promise((r) => setTimeout(r, ms)), finished]);
@@ -158,12 +176,14 @@ function sendLoad(base: string, key: string, routeId: number, options: { perRequ
     url: base,
     connections: CONNECTIONS,
     ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? 1 }),
-    requests: [{
-      method: 'POST',
-      path: '/messages/sms/send',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      setupRequest: (request) => ({ ...request, body: JSON.stringify({ receivers: receiversOf(options.perRequest), message: TEXT, route: routeId }) }),
-    }],
+    requests: [
+      {
+        method: 'POST',
+        path: '/messages/sms/send',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        setupRequest: (request) => ({ ...request, body: JSON.stringify({ receivers: receiversOf(options.perRequest), message: TEXT, route: routeId }) }),
+      },
+    ],
   });
 }
 
@@ -171,7 +191,14 @@ function sendLoad(base: string, key: string, routeId: number, options: { perRequ
  * A steady feed: `rate` messages a second in requests of `perRequest`
  * receivers, spread evenly over time (not a burst a second), for `seconds`.
  */
-async function feedSteadily(base: string, key: string, routeId: number, rate: number, perRequest: number, seconds: number): Promise<{ requests: number; failed: number }> {
+async function feedSteadily(
+  base: string,
+  key: string,
+  routeId: number,
+  rate: number,
+  perRequest: number,
+  seconds: number,
+): Promise<{ requests: number; failed: number }> {
   const started = performance.now();
   const pending = new Set<Promise<void>>();
   let requests = 0;
@@ -186,10 +213,13 @@ async function feedSteadily(base: string, key: string, routeId: number, rate: nu
         headers: { 'content-type': 'application/json', 'x-api-key': key },
         body: JSON.stringify({ receivers: receiversOf(perRequest), message: TEXT, route: routeId }),
       })
-        .then(async (res) => {
-          await res.arrayBuffer();
-          if (!res.ok) failed++;
-        }, () => void failed++)
+        .then(
+          async (res) => {
+            await res.arrayBuffer();
+            if (!res.ok) failed++;
+          },
+          () => void failed++,
+        )
         .finally(() => pending.delete(sent));
       pending.add(sent);
     }
@@ -211,18 +241,36 @@ async function main(): Promise<void> {
 
     // 2. The gateway, pointed at the simulator through a carriers file.
     const carriersFile = join(dataDir, 'carriers.json');
-    writeFileSync(carriersFile, JSON.stringify({
-      smpp: [{ name: 'smsc', host: '127.0.0.1', port, systemId: SYSTEM_ID, passwordEnv: 'BENCH_SMPP_PASSWORD', sourceAddr: 'ACME', windowSize: WINDOW }],
-    }));
-    const gw = await spawnChild(['src/server.ts'], {
-      HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false',
-      GATEWAY_CARRIERS_FILE: carriersFile, BENCH_SMPP_PASSWORD: PASSWORD,
-    }, (e) => (typeof e.msg === 'string' && e.msg.startsWith('gateway listening') && typeof e.address === 'string' ? e.address : undefined));
+    writeFileSync(
+      carriersFile,
+      JSON.stringify({
+        smpp: [{ name: 'smsc', host: '127.0.0.1', port, systemId: SYSTEM_ID, passwordEnv: 'BENCH_SMPP_PASSWORD', sourceAddr: 'ACME', windowSize: WINDOW }],
+      }),
+    );
+    const gw = await spawnChild(
+      ['src/server.ts'],
+      {
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'info',
+        GATEWAY_DATA_DIR: dataDir,
+        GATEWAY_ADMIN_TOKEN: TOKEN,
+        GATEWAY_DEMO: 'false',
+        GATEWAY_CARRIERS_FILE: carriersFile,
+        BENCH_SMPP_PASSWORD: PASSWORD,
+      },
+      (e) => (typeof e.msg === 'string' && e.msg.startsWith('gateway listening') && typeof e.address === 'string' ? e.address : undefined),
+    );
     gateway = gw;
     const base = gw.value;
     const admin = { authorization: `Bearer ${TOKEN}` };
     const account = await post(base, '/admin/accounts', { name: 'Bench', balance: 100_000_000 }, admin);
-    const route = await post(base, '/admin/routes', { displayName: 'SMPP', productName: 'SMS', productId: 1, farePrice: '0.01', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' }, admin);
+    const route = await post(
+      base,
+      '/admin/routes',
+      { displayName: 'SMPP', productName: 'SMS', productId: 1, farePrice: '0.01', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' },
+      admin,
+    );
     await post(base, `/admin/accounts/${account.id}/routes`, { routeId: route.id }, admin);
     const { key } = await post(base, `/admin/accounts/${account.id}/api-keys`, {}, admin);
 
@@ -291,28 +339,30 @@ async function main(): Promise<void> {
 
     const fmt = (n: number) => n.toFixed(0).padStart(6);
     const verdict = (ratio: number) => `${ratio.toFixed(2)} of baseline (target >= 0.50: ${ratio >= 0.5 ? 'met' : 'NOT met'})`;
-    process.stdout.write([
-      `SMPP throughput through one bind, window ${WINDOW}; SQLite synchronous=FULL; simulator receipts after 20 ms (child process)`,
-      `  bare smpp client, submit_sm loop (baseline):  ${fmt(bare.rate)} submit_sm_resp/s over ${BASELINE_SECONDS}s, ${bare.cpuPerMessage.toFixed(0)} µs CPU a message`,
-      `  gateway, API accept -> submit_sm_resp:`,
-      `    100 receivers a request (bulk):             ${fmt(bulk.rate)} msg/s  ${verdict(bulk.rate / bare.rate)}`,
-      `        gateway CPU a message, all threads, accept to receipt: ${bulk.cpuPerMessage.toFixed(0)} µs (bare client: ${bare.cpuPerMessage.toFixed(0)} µs, ratio ${(bare.cpuPerMessage / bulk.cpuPerMessage).toFixed(2)}; less noisy than the rates)`,
-      `        ${bulk.sent}/${bulk.accepted} messages, API ${bulk.api.requests.average.toFixed(0)} req/s = ${(bulk.api.requests.average * BULK_PER_REQUEST).toFixed(0)} msg/s accepted, ${bulk.api.non2xx} non-2xx, ${bulk.api.errors} errors; queue when the API was done: ${bulk.backlog}`,
-      `    1 receiver a request:                       ${fmt(single.rate)} msg/s  ${verdict(single.rate / bare.rate)}`,
-      `        ${single.sent}/${single.accepted} messages in ${LOAD_SECONDS}s, API ${single.api.requests.average.toFixed(0)} req/s, ${single.api.non2xx} non-2xx, ${single.api.errors} errors; queue when the API was done: ${single.backlog}`,
-      single.backlog < single.accepted * 0.05
-        ? '        (the HTTP accept path limits here, not SMPP: the queue was near empty when the API was done)'
-        : '        (the queue grew during the load: the dispatch/SMPP path limits here too)',
-      `  queue (QUEUED+SENDING) while fed at ${feedRate} msg/s (${FEED_SHARE * 100}% of the bulk rate, ${feedPerRequest} receivers a request) for ${FEED_SECONDS}s:`,
-      line('start', first),
-      line('middle', middle),
-      line('end', last),
-      `    ${feed.requests} requests (${feed.failed} failed); drained within 30 s after the feed: ${feedDrained ? 'yes' : 'NO'}`,
-      `    no growth while fed below the rate: ${flat && feedDrained ? 'yes' : 'NO'}`,
-      `    samples (every 250 ms): ${samples.map((x) => x.n).join(' ')}`,
-      `  (took ${((performance.now() - t0) / 1000).toFixed(0)}s)`,
-      '',
-    ].join('\n'));
+    process.stdout.write(
+      [
+        `SMPP throughput through one bind, window ${WINDOW}; SQLite synchronous=FULL; simulator receipts after 20 ms (child process)`,
+        `  bare smpp client, submit_sm loop (baseline):  ${fmt(bare.rate)} submit_sm_resp/s over ${BASELINE_SECONDS}s, ${bare.cpuPerMessage.toFixed(0)} µs CPU a message`,
+        `  gateway, API accept -> submit_sm_resp:`,
+        `    100 receivers a request (bulk):             ${fmt(bulk.rate)} msg/s  ${verdict(bulk.rate / bare.rate)}`,
+        `        gateway CPU a message, all threads, accept to receipt: ${bulk.cpuPerMessage.toFixed(0)} µs (bare client: ${bare.cpuPerMessage.toFixed(0)} µs, ratio ${(bare.cpuPerMessage / bulk.cpuPerMessage).toFixed(2)}; less noisy than the rates)`,
+        `        ${bulk.sent}/${bulk.accepted} messages, API ${bulk.api.requests.average.toFixed(0)} req/s = ${(bulk.api.requests.average * BULK_PER_REQUEST).toFixed(0)} msg/s accepted, ${bulk.api.non2xx} non-2xx, ${bulk.api.errors} errors; queue when the API was done: ${bulk.backlog}`,
+        `    1 receiver a request:                       ${fmt(single.rate)} msg/s  ${verdict(single.rate / bare.rate)}`,
+        `        ${single.sent}/${single.accepted} messages in ${LOAD_SECONDS}s, API ${single.api.requests.average.toFixed(0)} req/s, ${single.api.non2xx} non-2xx, ${single.api.errors} errors; queue when the API was done: ${single.backlog}`,
+        single.backlog < single.accepted * 0.05
+          ? '        (the HTTP accept path limits here, not SMPP: the queue was near empty when the API was done)'
+          : '        (the queue grew during the load: the dispatch/SMPP path limits here too)',
+        `  queue (QUEUED+SENDING) while fed at ${feedRate} msg/s (${FEED_SHARE * 100}% of the bulk rate, ${feedPerRequest} receivers a request) for ${FEED_SECONDS}s:`,
+        line('start', first),
+        line('middle', middle),
+        line('end', last),
+        `    ${feed.requests} requests (${feed.failed} failed); drained within 30 s after the feed: ${feedDrained ? 'yes' : 'NO'}`,
+        `    no growth while fed below the rate: ${flat && feedDrained ? 'yes' : 'NO'}`,
+        `    samples (every 250 ms): ${samples.map((x) => x.n).join(' ')}`,
+        `  (took ${((performance.now() - t0) / 1000).toFixed(0)}s)`,
+        '',
+      ].join('\n'),
+    );
   } finally {
     await gateway?.stop();
     await smsc.stop();

@@ -30,7 +30,7 @@ if (process.env.TEST_DATABASE_URL) {
   const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
   await client.connect();
-  const { rows } = await client.query("select nspname from pg_namespace where nspname like $1", [`t\\_${runId}\\_%`]);
+  const { rows } = await client.query('select nspname from pg_namespace where nspname like $1', [`t\\_${runId}\\_%`]);
   for (const { nspname } of rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
   await client.end();
 }

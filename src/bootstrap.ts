@@ -27,7 +27,15 @@ export async function createDemoAccount(core: Core): Promise<{ accountId: number
   if (any) return null;
   const ops = operator(core);
   const account = await ops.createAccount({ name: 'Demo', role: 'RESELLER', balance: 100 });
-  const route = await ops.createRoute({ displayName: 'Simulator SMS', productName: 'SMS', productId: 1, farePrice: '0.05', replyFarePrice: '0.01', channel: 'SMS', connector: 'simulator' });
+  const route = await ops.createRoute({
+    displayName: 'Simulator SMS',
+    productName: 'SMS',
+    productId: 1,
+    farePrice: '0.05',
+    replyFarePrice: '0.01',
+    channel: 'SMS',
+    connector: 'simulator',
+  });
   await ops.grantRoute(account.id, route.id);
   const { key } = await ops.issueKey(account.id);
   return { accountId: account.id, routeId: route.id, key };

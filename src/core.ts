@@ -80,11 +80,18 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     500,
     db.dialect === 'sqlite' ? 2 : 1,
   );
-  const dispatcher = new Dispatcher(db, carriers, outcomes, log, {
-    leaseMs: config.DISPATCH_LEASE_MS,
-    batch: config.DISPATCH_BATCH,
-    pollMs: config.DISPATCH_POLL_MS,
-  }, metrics.submitted);
+  const dispatcher = new Dispatcher(
+    db,
+    carriers,
+    outcomes,
+    log,
+    {
+      leaseMs: config.DISPATCH_LEASE_MS,
+      batch: config.DISPATCH_BATCH,
+      pollMs: config.DISPATCH_POLL_MS,
+    },
+    metrics.submitted,
+  );
   const onReply: Core['onReply'] = [];
   // Events (src/events): opt-out runs first among the reply hooks; the webhook deliverer is a loop beside the dispatcher.
   const events = createEvents(db, config, log);
@@ -103,7 +110,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     },
     inbound: async (message) => {
       metrics.inbound(connector);
-      let reply;
+      let reply: Awaited<ReturnType<typeof recordInbound>>;
       try {
         reply = await recordInbound(db.kysely, connector, message);
       } catch (err) {
@@ -160,10 +167,14 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       }
       if (handoff) {
         const channel = input.route.channel;
-        dispatcher.adopt(connector, handoff.count, result.handedOff.map(([index, id]) => {
-          const item = input.items[index] as AcceptItem;
-          return { id, receiver: item.receiver, content: item.content, channel, payload: item.payload, attempts: 1, schedule_at: result.scheduleAt };
-        }));
+        dispatcher.adopt(
+          connector,
+          handoff.count,
+          result.handedOff.map(([index, id]) => {
+            const item = input.items[index] as AcceptItem;
+            return { id, receiver: item.receiver, content: item.content, channel, payload: item.payload, attempts: 1, schedule_at: result.scheduleAt };
+          }),
+        );
       }
       metrics.accepted(input.route.channel, result.messages - result.blocked);
       // What was left in the outbox is claimed now rather than at the next poll.

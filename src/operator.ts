@@ -33,7 +33,12 @@ function checkTimezone(tz: string): string {
 export function operator(core: Core) {
   const db = core.db.kysely;
   return {
-    async createAccount(input: { name: string; role?: 'CUSTOMER' | 'RESELLER' | undefined; timezone?: string | undefined; balance?: number | string | undefined }) {
+    async createAccount(input: {
+      name: string;
+      role?: 'CUSTOMER' | 'RESELLER' | undefined;
+      timezone?: string | undefined;
+      balance?: number | string | undefined;
+    }) {
       const timezone = checkTimezone(input.timezone ?? core.config.DEFAULT_TIMEZONE);
       const balance = money('balance', input.balance ?? 0);
       if (balance < 0) throw validation(['balance: must not be negative']);
@@ -62,7 +67,13 @@ export function operator(core: Core) {
       return { balance: fromMicros(balance) };
     },
     async createRoute(input: {
-      displayName: string; productName: string; productId: number; farePrice: number | string; replyFarePrice: number | string; channel: 'SMS' | 'RCS'; connector: string;
+      displayName: string;
+      productName: string;
+      productId: number;
+      farePrice: number | string;
+      replyFarePrice: number | string;
+      channel: 'SMS' | 'RCS';
+      connector: string;
       fallbackRouteId?: number | null | undefined;
     }) {
       const farePrice = money('farePrice', input.farePrice);

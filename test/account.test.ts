@@ -19,7 +19,10 @@ const ENDPOINTS = ['/contacts', '/routes', '/balance'];
 
 function assertFailure(res: { status: number; body: any }, status: number) {
   assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.deepEqual({ ...res.body, message: undefined, errors: undefined }, { hasError: true, message: undefined, totalRecords: 0, errors: undefined, object: null });
+  assert.deepEqual(
+    { ...res.body, message: undefined, errors: undefined },
+    { hasError: true, message: undefined, totalRecords: 0, errors: undefined, object: null },
+  );
   assert.equal(typeof res.body.message, 'string');
   assert.ok(Array.isArray(res.body.errors) && res.body.errors.length === 1 && typeof res.body.errors[0] === 'string');
 }
@@ -42,9 +45,10 @@ test('GET /contacts: none yet', async () => {
   assert.deepEqual(res.body, { hasError: false, message: null, totalRecords: 0, errors: [], object: [] });
 });
 
-test('GET /contacts: the account\'s groups with their count of valid contacts', async () => {
+test("GET /contacts: the account's groups with their count of valid contacts", async () => {
   const g1 = await gw.admin('POST', `/admin/accounts/${alice.accountId}/contact-groups`, {
-    name: 'Customers', numbers: [phone(1), `+${phone(2)}`, 'not a phone', phone(1), '123', ` ${phone(3)} `],
+    name: 'Customers',
+    numbers: [phone(1), `+${phone(2)}`, 'not a phone', phone(1), '123', ` ${phone(3)} `],
   });
   const g2 = await gw.admin('POST', `/admin/accounts/${alice.accountId}/contact-groups`, { name: 'Empty', numbers: [] });
   const other = await gw.admin('POST', `/admin/accounts/${bob.accountId}/contact-groups`, { name: 'Bob group', numbers: [phone(9)] });
@@ -53,36 +57,64 @@ test('GET /contacts: the account\'s groups with their count of valid contacts', 
   const res = await gw.call(alice.key, 'GET', '/contacts');
   assert.equal(res.status, 200);
   assert.equal(res.body.totalRecords, 2);
-  assert.deepEqual(res.body.object.map((g: any) => ({ ...g, createdAt: undefined })), [
-    { id: g1.body.id, name: 'Customers', createdAt: undefined, validContacts: 3 },
-    { id: g2.body.id, name: 'Empty', createdAt: undefined, validContacts: 0 },
-  ]);
+  assert.deepEqual(
+    res.body.object.map((g: any) => ({ ...g, createdAt: undefined })),
+    [
+      { id: g1.body.id, name: 'Customers', createdAt: undefined, validContacts: 3 },
+      { id: g2.body.id, name: 'Empty', createdAt: undefined, validContacts: 0 },
+    ],
+  );
   for (const g of res.body.object) {
     assert.deepEqual(Object.keys(g).sort(), ['createdAt', 'id', 'name', 'validContacts']);
     assert.match(g.createdAt, ISO);
     assert.ok(Math.abs(Date.parse(g.createdAt) - Date.now()) < 24 * 3600 * 1000);
   }
   const bobs = await gw.call(bob.key, 'GET', '/contacts');
-  assert.deepEqual(bobs.body.object.map((g: any) => [g.id, g.name, g.validContacts]), [[other.body.id, 'Bob group', 1]]);
+  assert.deepEqual(
+    bobs.body.object.map((g: any) => [g.id, g.name, g.validContacts]),
+    [[other.body.id, 'Bob group', 1]],
+  );
 });
 
 test('GET /routes: only the routes granted to the account, prices as numbers', async () => {
   const res = await gw.call(alice.key, 'GET', '/routes');
   assert.equal(res.status, 200);
   assert.deepEqual(res.body, {
-    hasError: false, message: null, totalRecords: 1, errors: [],
+    hasError: false,
+    message: null,
+    totalRecords: 1,
+    errors: [],
     object: [{ id: alice.routeId, displayName: 'SMS Simulator', farePrice: 0.1, productName: 'SMS', productId: 1, replyFarePrice: 0.02 }],
   });
 
-  const extra = await gw.admin('POST', '/admin/routes', { displayName: 'Premium', productName: 'SMS Premium', productId: 7, farePrice: '0.065', replyFarePrice: '0.000001', channel: 'SMS', connector: 'simulator' });
+  const extra = await gw.admin('POST', '/admin/routes', {
+    displayName: 'Premium',
+    productName: 'SMS Premium',
+    productId: 7,
+    farePrice: '0.065',
+    replyFarePrice: '0.000001',
+    channel: 'SMS',
+    connector: 'simulator',
+  });
   assert.equal(extra.status, 201);
-  assert.deepEqual((await gw.call(alice.key, 'GET', '/routes')).body.object.map((r: any) => r.id), [alice.routeId], 'not granted: not listed');
-  assert.ok(!(await gw.call(bob.key, 'GET', '/routes')).body.object.some((r: any) => r.id === alice.routeId), 'another customer\'s route is not listed');
+  assert.deepEqual(
+    (await gw.call(alice.key, 'GET', '/routes')).body.object.map((r: any) => r.id),
+    [alice.routeId],
+    'not granted: not listed',
+  );
+  assert.ok(!(await gw.call(bob.key, 'GET', '/routes')).body.object.some((r: any) => r.id === alice.routeId), "another customer's route is not listed");
 
   assert.equal((await gw.admin('POST', `/admin/accounts/${alice.accountId}/routes`, { routeId: extra.body.id })).status, 204);
   const after = await gw.call(alice.key, 'GET', '/routes');
   assert.equal(after.body.totalRecords, 2);
-  assert.deepEqual(after.body.object[1], { id: extra.body.id, displayName: 'Premium', farePrice: 0.065, productName: 'SMS Premium', productId: 7, replyFarePrice: 0.000001 });
+  assert.deepEqual(after.body.object[1], {
+    id: extra.body.id,
+    displayName: 'Premium',
+    farePrice: 0.065,
+    productName: 'SMS Premium',
+    productId: 7,
+    replyFarePrice: 0.000001,
+  });
 });
 
 test('GET /routes with an empty JSON body and Content-Type application/json (the published example) works', async () => {
@@ -142,7 +174,7 @@ test('per-key IP allow-list: an unlisted address gets 401', async () => {
   assert.equal((await from('203.0.113.5', alice.key, '/balance')).status, 200, 'a key without a list works from anywhere');
 });
 
-test('a revoked key gets 401 at once; the account\'s other keys keep working', async () => {
+test("a revoked key gets 401 at once; the account's other keys keep working", async () => {
   const second = await keyFor(alice.accountId);
   assert.equal((await gw.call(second.key, 'GET', '/balance')).status, 200, 'used once, so it is cached');
   const del = await gw.admin('DELETE', `/admin/api-keys/${second.id}`);
@@ -153,7 +185,13 @@ test('a revoked key gets 401 at once; the account\'s other keys keep working', a
 });
 
 test('unknown gateway operations are 404 in the envelope', async () => {
-  for (const [method, url] of [['GET', '/nope'], ['GET', '/messages/sms/send'], ['POST', '/balance'], ['DELETE', '/routes'], ['GET', '/contacts/1']] as const) {
+  for (const [method, url] of [
+    ['GET', '/nope'],
+    ['GET', '/messages/sms/send'],
+    ['POST', '/balance'],
+    ['DELETE', '/routes'],
+    ['GET', '/contacts/1'],
+  ] as const) {
     assertFailure(await gw.call(alice.key, method, url), 404);
   }
 });

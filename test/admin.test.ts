@@ -16,7 +16,12 @@ const ROUTE = { displayName: 'Standard', productName: 'SMS', productId: 1, fareP
 
 /** An operator call with any Authorization header (or none). */
 async function withAuth(authorization: string | null, method: InjectOptions['method'], url: string, payload?: unknown) {
-  const res = await gw.app.inject({ method, url, headers: authorization === null ? {} : { authorization }, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const res = await gw.app.inject({
+    method,
+    url,
+    headers: authorization === null ? {} : { authorization },
+    ...(payload === undefined ? {} : { payload: payload as object }),
+  });
   return { status: res.statusCode, body: res.body ? res.json() : null };
 }
 async function rawAdmin(url: string, payload: string) {
@@ -51,8 +56,16 @@ async function key(accountId: number) {
 const balanceOf = async (id: number) => (await gw.admin('GET', `/admin/accounts/${id}`)).body.balance as number;
 const counts = async () => {
   const db = gw.core.db.kysely;
-  const n = async (table: 'accounts' | 'api_keys' | 'routes' | 'account_routes' | 'contact_groups' | 'ledger') => (await db.selectFrom(table).selectAll().execute()).length;
-  return { accounts: await n('accounts'), keys: await n('api_keys'), routes: await n('routes'), grants: await n('account_routes'), groups: await n('contact_groups'), ledger: await n('ledger') };
+  const n = async (table: 'accounts' | 'api_keys' | 'routes' | 'account_routes' | 'contact_groups' | 'ledger') =>
+    (await db.selectFrom(table).selectAll().execute()).length;
+  return {
+    accounts: await n('accounts'),
+    keys: await n('api_keys'),
+    routes: await n('routes'),
+    grants: await n('account_routes'),
+    groups: await n('contact_groups'),
+    ledger: await n('ledger'),
+  };
 };
 
 test('every operator endpoint needs the bearer token: 401 {error}, nothing done', async () => {
@@ -71,7 +84,19 @@ test('every operator endpoint needs the bearer token: 401 {error}, nothing done'
     ['POST', '/admin/simulator/inbound', { from: phone(1), text: 'hi' }],
     ['GET', '/admin/nope', undefined],
   ];
-  const wrong = [null, '', 'Bearer', 'Bearer ', `Bearer ${ADMIN_TOKEN}x`, `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Bearer ${ADMIN_TOKEN.toUpperCase()}`, `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`, ADMIN_TOKEN, `Bearer ${k.key}`, `Bearer ${'x'.repeat(10_000)}`];
+  const wrong = [
+    null,
+    '',
+    'Bearer',
+    'Bearer ',
+    `Bearer ${ADMIN_TOKEN}x`,
+    `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+    `Bearer ${ADMIN_TOKEN.toUpperCase()}`,
+    `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`,
+    ADMIN_TOKEN,
+    `Bearer ${k.key}`,
+    `Bearer ${'x'.repeat(10_000)}`,
+  ];
   const before = await counts();
   for (const [method, url, payload] of endpoints) {
     for (const auth of wrong) assertError(await withAuth(auth, method, url, payload), 401);
@@ -86,10 +111,16 @@ test('POST /admin/accounts: defaults, and every field', async () => {
   const plain = await gw.admin('POST', '/admin/accounts', { name: 'Plain' });
   assert.equal(plain.status, 201);
   assert.ok(Number.isInteger(plain.body.id) && plain.body.id > 0);
-  assert.deepEqual({ ...plain.body, id: undefined, active: undefined }, { id: undefined, name: 'Plain', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 0, active: undefined });
+  assert.deepEqual(
+    { ...plain.body, id: undefined, active: undefined },
+    { id: undefined, name: 'Plain', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 0, active: undefined },
+  );
 
   const full = await account({ name: 'Reseller Co', role: 'RESELLER', timezone: 'Europe/Lisbon', balance: '12.345678' });
-  assert.deepEqual({ name: full.name, role: full.role, timezone: full.timezone, balance: full.balance }, { name: 'Reseller Co', role: 'RESELLER', timezone: 'Europe/Lisbon', balance: 12.345678 });
+  assert.deepEqual(
+    { name: full.name, role: full.role, timezone: full.timezone, balance: full.balance },
+    { name: 'Reseller Co', role: 'RESELLER', timezone: 'Europe/Lisbon', balance: 12.345678 },
+  );
   assert.equal((await account({ name: 'Number balance', balance: 0.1 })).balance, 0.1);
   assert.notEqual(full.id, plain.body.id);
 });
@@ -153,7 +184,13 @@ test('POST /admin/accounts/{id}/api-keys: a UUID key shown once; allow-lists val
   assert.equal((await gw.call(listed.body.key, 'GET', '/balance')).status, 200);
 
   const before = await counts();
-  for (const [body, field] of [[{ allowedIps: ['nope'] }, 'allowedIps'], [{ allowedIps: ['10.0.0.0/33'] }, 'allowedIps'], [{ allowedIps: ['10.0.0.0/x'] }, 'allowedIps'], [{ allowedIps: '10.0.0.0/8' }, 'allowedIps'], [{ allowedIps: [5] }, 'allowedIps']] as const) {
+  for (const [body, field] of [
+    [{ allowedIps: ['nope'] }, 'allowedIps'],
+    [{ allowedIps: ['10.0.0.0/33'] }, 'allowedIps'],
+    [{ allowedIps: ['10.0.0.0/x'] }, 'allowedIps'],
+    [{ allowedIps: '10.0.0.0/8' }, 'allowedIps'],
+    [{ allowedIps: [5] }, 'allowedIps'],
+  ] as const) {
     assertError(await gw.admin('POST', `/admin/accounts/${a.id}/api-keys`, body), 400, field);
   }
   assertError(await gw.admin('POST', '/admin/accounts/999999/api-keys', {}), 404);
@@ -195,7 +232,10 @@ test('POST /admin/accounts/{id}/credits: signed amounts, exact to 6 decimals, on
     assert.equal(await balanceOf(a.id), expected);
   }
   const ledger = await gw.core.db.kysely.selectFrom('ledger').select(['amount', 'reason']).where('account_id', '=', a.id).orderBy('id').execute();
-  assert.deepEqual(ledger.map((l) => Number(l.amount)), [1_000_000, 100_000, 200_000, 10_000_000, -5_500_000, -1, 1, 123_456_789, -129_256_789]);
+  assert.deepEqual(
+    ledger.map((l) => Number(l.amount)),
+    [1_000_000, 100_000, 200_000, 10_000_000, -5_500_000, -1, 1, 123_456_789, -129_256_789],
+  );
   assert.equal(ledger[1]?.reason, 'step 0.1');
 
   const before = await counts();
@@ -223,14 +263,26 @@ test('POST /admin/routes: 201 with id; prices with up to 6 decimals exact, e.g. 
   const res = await gw.admin('POST', '/admin/routes', { ...ROUTE, displayName: 'Cheap', farePrice: '0.065', replyFarePrice: 0.000001, productId: 42 });
   assert.equal(res.status, 201);
   assert.ok(Number.isInteger(res.body.id));
-  assert.deepEqual(res.body, { id: res.body.id, displayName: 'Cheap', farePrice: 0.065, productName: 'SMS', productId: 42, replyFarePrice: 0.000001, channel: 'SMS', connector: 'simulator', fallbackRouteId: null });
+  assert.deepEqual(res.body, {
+    id: res.body.id,
+    displayName: 'Cheap',
+    farePrice: 0.065,
+    productName: 'SMS',
+    productId: 42,
+    replyFarePrice: 0.000001,
+    channel: 'SMS',
+    connector: 'simulator',
+    fallbackRouteId: null,
+  });
   assert.equal((await route({ channel: 'RCS', farePrice: 0.065, replyFarePrice: '0' })).id > res.body.id, true);
 
   const a = await account({ name: 'Exact', balance: '1' });
   assert.equal((await gw.admin('POST', `/admin/accounts/${a.id}/routes`, { routeId: res.body.id })).status, 204);
   const k = await key(a.id);
   const routes = await gw.call(k.key, 'GET', '/routes');
-  assert.deepEqual(routes.body.object, [{ id: res.body.id, displayName: 'Cheap', farePrice: 0.065, productName: 'SMS', productId: 42, replyFarePrice: 0.000001 }]);
+  assert.deepEqual(routes.body.object, [
+    { id: res.body.id, displayName: 'Cheap', farePrice: 0.065, productName: 'SMS', productId: 42, replyFarePrice: 0.000001 },
+  ]);
   assert.equal((await gw.call(k.key, 'POST', '/messages/sms/send', { receivers: [phone(1), phone(2), phone(3)], message: 'x' })).status, 200);
   assert.equal(await balanceOf(a.id), 0.805, '1 - 3 x 0.065, no float drift');
 });
@@ -265,11 +317,20 @@ test('POST /admin/accounts/{id}/routes: 204, idempotent; unknown route or accoun
   const r = await route({ displayName: 'Granted' });
   const k = await key(a.id);
   for (let i = 0; i < 2; i++) {
-    const res = await gw.app.inject({ method: 'POST', url: `/admin/accounts/${a.id}/routes`, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, payload: { routeId: r.id } });
+    const res = await gw.app.inject({
+      method: 'POST',
+      url: `/admin/accounts/${a.id}/routes`,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+      payload: { routeId: r.id },
+    });
     assert.equal(res.statusCode, 204);
     assert.equal(res.body, '');
   }
-  assert.deepEqual((await gw.call(k.key, 'GET', '/routes')).body.object.map((x: any) => x.id), [r.id], 'granted once');
+  assert.deepEqual(
+    (await gw.call(k.key, 'GET', '/routes')).body.object.map((x: any) => x.id),
+    [r.id],
+    'granted once',
+  );
 
   const before = await counts();
   assertError(await gw.admin('POST', `/admin/accounts/${a.id}/routes`, { routeId: 999_999 }), 404);
@@ -284,13 +345,26 @@ test('POST /admin/accounts/{id}/routes: 204, idempotent; unknown route or accoun
 test('POST /admin/accounts/{id}/contact-groups: 201 {id}; invalid numbers not stored; duplicate name 409', async () => {
   const a = await account({ name: 'Groups', balance: 1 });
   const k = await key(a.id);
-  const res = await gw.admin('POST', `/admin/accounts/${a.id}/contact-groups`, { name: 'Team', description: 'the team', numbers: [phone(1), phone(2), 'bad', phone(1)] });
+  const res = await gw.admin('POST', `/admin/accounts/${a.id}/contact-groups`, {
+    name: 'Team',
+    description: 'the team',
+    numbers: [phone(1), phone(2), 'bad', phone(1)],
+  });
   assert.equal(res.status, 201);
   assert.ok(Number.isInteger(res.body.id));
-  const big = await gw.admin('POST', `/admin/accounts/${a.id}/contact-groups`, { name: 'Big', numbers: Array.from({ length: 5000 }, (_, i) => `55119${String(i).padStart(4, '0')}8888`) });
+  const big = await gw.admin('POST', `/admin/accounts/${a.id}/contact-groups`, {
+    name: 'Big',
+    numbers: Array.from({ length: 5000 }, (_, i) => `55119${String(i).padStart(4, '0')}8888`),
+  });
   assert.equal(big.status, 201);
   const contacts = (await gw.call(k.key, 'GET', '/contacts')).body.object;
-  assert.deepEqual(contacts.map((g: any) => [g.id, g.name, g.validContacts]), [[res.body.id, 'Team', 2], [big.body.id, 'Big', 5000]]);
+  assert.deepEqual(
+    contacts.map((g: any) => [g.id, g.name, g.validContacts]),
+    [
+      [res.body.id, 'Team', 2],
+      [big.body.id, 'Big', 5000],
+    ],
+  );
 
   const before = await counts();
   assertError(await gw.admin('POST', `/admin/accounts/${a.id}/contact-groups`, { name: 'Team', numbers: [] }), 409, 'Team');
@@ -313,7 +387,11 @@ test('POST /admin/simulator/inbound: 202; bad bodies 400', async () => {
   const res = await gw.admin('POST', '/admin/simulator/inbound', { from: `+${phone(9)}`, to: '28282', text: 'STOP' });
   assert.equal(res.status, 202);
   assert.deepEqual(res.body, { accepted: true });
-  await gw.eventually(() => gw.core.db.kysely.selectFrom('replies').selectAll().where('sender', '=', phone(9)).execute(), (rows) => rows.length === 1, 'the inbound text');
+  await gw.eventually(
+    () => gw.core.db.kysely.selectFrom('replies').selectAll().where('sender', '=', phone(9)).execute(),
+    (rows) => rows.length === 1,
+    'the inbound text',
+  );
   const cases: [unknown, string][] = [
     [{ text: 'x' }, 'from'],
     [{ from: 'abc', text: 'x' }, 'from'],
@@ -328,7 +406,12 @@ test('POST /admin/simulator/inbound: 202; bad bodies 400', async () => {
 });
 
 test('unknown operator operations are 404 {error}', async () => {
-  for (const [method, url] of [['GET', '/admin/nope'], ['GET', '/admin/accounts'], ['PUT', '/admin/accounts/1'], ['GET', '/admin/routes']] as const) {
+  for (const [method, url] of [
+    ['GET', '/admin/nope'],
+    ['GET', '/admin/accounts'],
+    ['PUT', '/admin/accounts/1'],
+    ['GET', '/admin/routes'],
+  ] as const) {
     assertError(await gw.admin(method, url), 404);
   }
 });
@@ -346,15 +429,26 @@ test('the ledger sums to the balance after sends, refunds, cancels and replies',
   const immediate = await send({ receivers: [phone(50), '5511987650003'], message: 'y'.repeat(200) });
   const scheduled = await send({ receivers: [phone(51)], message: 'later', scheduleDate: new Date(Date.now() + 86_400_000).toISOString() });
   assert.equal((await gw.call(k.key, 'POST', '/messages/request/cancel', { requestId: scheduled })).status, 200);
-  await gw.eventually(() => gw.call(k.key, 'GET', `/reports/messages/sent?requestId=${immediate}`), (res) => res.body.object.every((m: any) => ['DELIVERED', 'FAILED'].includes(m.status)), 'final statuses');
+  await gw.eventually(
+    () => gw.call(k.key, 'GET', `/reports/messages/sent?requestId=${immediate}`),
+    (res) => res.body.object.every((m: any) => ['DELIVERED', 'FAILED'].includes(m.status)),
+    'final statuses',
+  );
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone(50), text: 'reply' });
-  await gw.eventually(() => gw.call(k.key, 'GET', '/reports/messages/received'), (res) => res.body.totalRecords === 1, 'the reply');
+  await gw.eventually(
+    () => gw.call(k.key, 'GET', '/reports/messages/received'),
+    (res) => res.body.totalRecords === 1,
+    'the reply',
+  );
   await gw.admin('POST', `/admin/accounts/${a.id}/credits`, { amount: '-1.5' });
 
   // 10 - 2 x 2 x 0.065 (send) + 2 x 0.065 (refund of 0003) - 0.065 + 0.065 (cancel) - 0.013 (reply) - 1.5
   assert.equal(await balanceOf(a.id), 8.357);
   const entries = await gw.core.db.kysely.selectFrom('ledger').select('amount').where('account_id', '=', a.id).execute();
-  assert.equal(entries.reduce((s, e) => s + Number(e.amount), 0), 8_357_000);
+  assert.equal(
+    entries.reduce((s, e) => s + Number(e.amount), 0),
+    8_357_000,
+  );
 });
 
 test('GET /admin/carriers: each connection with its bind state, free window and the messages waiting for it', async () => {

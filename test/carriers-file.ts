@@ -10,13 +10,30 @@ const PASSWORD_ENV = 'TEST_SMSC_PASSWORD';
  * environment a spawned gateway needs to send there (GATEWAY_CARRIERS_FILE
  * and the password variable).
  */
-export async function smscWithCarriersFile(connection: Record<string, unknown> = {}): Promise<{ sim: SmscSimulator; env: Record<string, string>; close(): Promise<void> }> {
+export async function smscWithCarriersFile(
+  connection: Record<string, unknown> = {},
+): Promise<{ sim: SmscSimulator; env: Record<string, string>; close(): Promise<void> }> {
   const sim = await startSmscSimulator({ systemId: 'gwtest', password: 'secret1', receiptDelayMs: 5 });
   const dir = mkdtempSync(join(tmpdir(), 'gw-carriers-'));
   const file = join(dir, 'carriers.json');
-  writeFileSync(file, JSON.stringify({
-    smpp: [{ name: 'smsc', host: '127.0.0.1', port: sim.port, systemId: 'gwtest', passwordEnv: PASSWORD_ENV, sourceAddr: 'ACME', reconnectMinMs: 20, reconnectMaxMs: 200, ...connection }],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      smpp: [
+        {
+          name: 'smsc',
+          host: '127.0.0.1',
+          port: sim.port,
+          systemId: 'gwtest',
+          passwordEnv: PASSWORD_ENV,
+          sourceAddr: 'ACME',
+          reconnectMinMs: 20,
+          reconnectMaxMs: 200,
+          ...connection,
+        },
+      ],
+    }),
+  );
   return {
     sim,
     env: { GATEWAY_CARRIERS_FILE: file, [PASSWORD_ENV]: 'secret1' },

@@ -26,7 +26,17 @@ after(() => gw.close());
 
 type Res = Pick<Awaited<ReturnType<TestGateway['call']>>, 'status' | 'body'>;
 
-const CHILD_FIELDS = ['fullName', 'email', 'phoneNumber', 'document', 'limit', 'ownerCredentialFullName', 'ownerCredentialEmail', 'ownerCredentialPhoneNumber', 'password'];
+const CHILD_FIELDS = [
+  'fullName',
+  'email',
+  'phoneNumber',
+  'document',
+  'limit',
+  'ownerCredentialFullName',
+  'ownerCredentialEmail',
+  'ownerCredentialPhoneNumber',
+  'password',
+];
 
 let counter = 0;
 /** A valid create body; each call has its own e-mail. */
@@ -48,9 +58,19 @@ function childBody(overrides: Record<string, unknown> = {}) {
 
 const create = (key: string | null, body: unknown) => gw.call(key, 'POST', '/child-users', body);
 const balanceOf = async (accountId: number): Promise<number> => (await gw.admin('GET', `/admin/accounts/${accountId}`)).body.balance as number;
-const childRow = (id: number) => gw.core.db.kysely.withTables<ChildUserTables>().selectFrom('child_users').selectAll().where('account_id', '=', id).executeTakeFirst();
-const ledgerOf = (accountId: number) => gw.core.db.kysely.selectFrom('ledger').select(['amount', 'reason']).where('account_id', '=', accountId).orderBy('id').execute();
-const accountCount = async () => Number((await gw.core.db.kysely.selectFrom('accounts').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow()).n);
+const childRow = (id: number) =>
+  gw.core.db.kysely.withTables<ChildUserTables>().selectFrom('child_users').selectAll().where('account_id', '=', id).executeTakeFirst();
+const ledgerOf = (accountId: number) =>
+  gw.core.db.kysely.selectFrom('ledger').select(['amount', 'reason']).where('account_id', '=', accountId).orderBy('id').execute();
+const accountCount = async () =>
+  Number(
+    (
+      await gw.core.db.kysely
+        .selectFrom('accounts')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 
 async function createChild(key = reseller.key, overrides: Record<string, unknown> = {}): Promise<{ id: number; body: Record<string, unknown> }> {
   const body = childBody(overrides);
@@ -76,7 +96,11 @@ function assertFailure(res: Res, status: number, fields?: string[]) {
   assert.ok(Array.isArray(res.body.errors) && res.body.errors.length > 0, JSON.stringify(res.body));
   if (fields) {
     assert.equal(res.body.errors.length, fields.length, `expected one error per problem (${fields.join(', ')}): ${JSON.stringify(res.body.errors)}`);
-    for (const f of fields) assert.ok(res.body.errors.some((e: string) => e.startsWith(`${f}:`)), `no error for ${f}: ${JSON.stringify(res.body.errors)}`);
+    for (const f of fields)
+      assert.ok(
+        res.body.errors.some((e: string) => e.startsWith(`${f}:`)),
+        `no error for ${f}: ${JSON.stringify(res.body.errors)}`,
+      );
   }
 }
 
@@ -96,16 +120,28 @@ test('create: a CUSTOMER account under the reseller, normalised, allotment moved
   const child = res.body.object;
   assert.deepEqual(Object.keys(child).sort(), ['document', 'email', 'fullName', 'id', 'parentUserId', 'phoneNumber', 'role']);
   assert.equal(typeof child.id, 'number');
-  assert.deepEqual({ ...child, id: 0 }, {
-    id: 0, fullName: body.fullName, email: 'Loja.Centro@Example.com', phoneNumber: '5511999998888', document: '11222333000181', role: 'CUSTOMER', parentUserId: reseller.accountId,
-  });
+  assert.deepEqual(
+    { ...child, id: 0 },
+    {
+      id: 0,
+      fullName: body.fullName,
+      email: 'Loja.Centro@Example.com',
+      phoneNumber: '5511999998888',
+      document: '11222333000181',
+      role: 'CUSTOMER',
+      parentUserId: reseller.accountId,
+    },
+  );
 
   assert.equal(await balanceOf(reseller.accountId), before - 25);
   assert.equal(await balanceOf(child.id), 25);
   const account = await gw.core.db.kysely.selectFrom('accounts').selectAll().where('id', '=', child.id).executeTakeFirstOrThrow();
   assert.equal(account.role, 'CUSTOMER');
   assert.equal(Number(account.parent_id), reseller.accountId);
-  assert.deepEqual((await ledgerOf(child.id)).map((l) => Number(l.amount)), [25_000_000]);
+  assert.deepEqual(
+    (await ledgerOf(child.id)).map((l) => Number(l.amount)),
+    [25_000_000],
+  );
   const resellerLedger = await ledgerOf(reseller.accountId);
   assert.equal(Number(resellerLedger.at(-1)?.amount), -25_000_000);
   assert.match(resellerLedger.at(-1)?.reason ?? '', new RegExp(`child user ${child.id}`));
@@ -128,7 +164,7 @@ test('two hashes of one password differ (random salt)', async () => {
   assert.notEqual(ra.password_hash, rb.password_hash);
 });
 
-test('the child works on its own: key issued by the reseller, the allotment as balance, the reseller\'s routes', async () => {
+test("the child works on its own: key issued by the reseller, the allotment as balance, the reseller's routes", async () => {
   const { id } = await createChild(reseller.key, { limit: 5 });
   const issued = await gw.call(reseller.key, 'POST', `/child-users/${id}/api-keys`);
   assertOk(issued);
@@ -136,7 +172,10 @@ test('the child works on its own: key issued by the reseller, the allotment as b
   const key = issued.body.object.key as string;
   assert.equal((await gw.call(key, 'GET', '/balance')).body.object.balance, 5);
   const routes = await gw.call(key, 'GET', '/routes');
-  assert.deepEqual(routes.body.object.map((r: { id: number }) => r.id), [reseller.routeId]);
+  assert.deepEqual(
+    routes.body.object.map((r: { id: number }) => r.id),
+    [reseller.routeId],
+  );
   const sent = await gw.call(key, 'POST', '/messages/sms/send', { receivers: ['5511988887777'], message: 'from the child' });
   assertOk(sent);
   assert.equal((await gw.call(key, 'GET', '/balance')).body.object.balance, 4.9);
@@ -176,7 +215,15 @@ test('missing, unknown or revoked key: 401 in the envelope on every operation', 
 test('missing fields: one error per missing field, nothing created', async () => {
   await assertNothingChanged(async () => {
     assertFailure(await create(reseller.key, {}), 400, [
-      'fullName', 'email', 'phoneNumber', 'document', 'limit', 'ownerCredentialFullName', 'ownerCredentialEmail', 'ownerCredentialPhoneNumber', 'password',
+      'fullName',
+      'email',
+      'phoneNumber',
+      'document',
+      'limit',
+      'ownerCredentialFullName',
+      'ownerCredentialEmail',
+      'ownerCredentialPhoneNumber',
+      'password',
     ]);
     const { password: _p, document: _d, ...rest } = childBody();
     assertFailure(await create(reseller.key, rest), 400, ['password', 'document']);
@@ -197,9 +244,18 @@ test('wrong types: one error per field', async () => {
 test('bad values: every problem named once, type errors and field checks together', async () => {
   await assertNothingChanged(async () => {
     assertFailure(
-      await create(reseller.key, childBody({
-        fullName: '   ', email: 'not-an-email', phoneNumber: '123', document: '529.982.247-26', ownerCredentialEmail: 'a@b', ownerCredentialPhoneNumber: 'phone', password: 'short',
-      })),
+      await create(
+        reseller.key,
+        childBody({
+          fullName: '   ',
+          email: 'not-an-email',
+          phoneNumber: '123',
+          document: '529.982.247-26',
+          ownerCredentialEmail: 'a@b',
+          ownerCredentialPhoneNumber: 'phone',
+          password: 'short',
+        }),
+      ),
       400,
       ['fullName', 'email', 'phoneNumber', 'document', 'ownerCredentialEmail', 'ownerCredentialPhoneNumber', 'password'],
     );
@@ -210,7 +266,8 @@ test('bad values: every problem named once, type errors and field checks togethe
 });
 
 test('a body that is not a JSON object, malformed JSON, an empty body: 400 in the envelope', async () => {
-  const raw = (payload: string) => gw.app.inject({ method: 'POST', url: '/child-users', headers: { 'x-api-key': reseller.key, 'content-type': 'application/json' }, payload });
+  const raw = (payload: string) =>
+    gw.app.inject({ method: 'POST', url: '/child-users', headers: { 'x-api-key': reseller.key, 'content-type': 'application/json' }, payload });
   await assertNothingChanged(async () => {
     for (const payload of ['{"fullName": ', '[]', '"text"', '42', 'null', '']) {
       const res = await raw(payload);
@@ -222,18 +279,38 @@ test('a body that is not a JSON object, malformed JSON, an empty body: 400 in th
 
 test('CPF and CNPJ vectors: check digits, formatting, all-same-digit numbers', () => {
   for (const cpf of ['529.982.247-25', '111.444.777-35', '39053344705', '000.000.001-91']) assert.ok('document' in normalizeDocument(cpf), cpf);
-  for (const cnpj of ['11.222.333/0001-81', '11.444.777/0001-61', '33.000.167/0001-01', '04252011000110']) assert.ok('document' in normalizeDocument(cnpj), cnpj);
+  for (const cnpj of ['11.222.333/0001-81', '11.444.777/0001-61', '33.000.167/0001-01', '04252011000110'])
+    assert.ok('document' in normalizeDocument(cnpj), cnpj);
   assert.deepEqual(normalizeDocument(' 529 982 247 25 '), { document: '52998224725', kind: 'CPF' });
   assert.deepEqual(normalizeDocument('11.222.333/0001-81'), { document: '11222333000181', kind: 'CNPJ' });
   // Alphanumeric CNPJ (issued since July 2026; the Receita Federal's own example), stored upper-case.
   assert.deepEqual(normalizeDocument('12.ABC.345/01DE-35'), { document: '12ABC34501DE35', kind: 'CNPJ' });
   assert.deepEqual(normalizeDocument('12.abc.345/01de-35'), { document: '12ABC34501DE35', kind: 'CNPJ' });
   const invalid = [
-    '529.982.247-24', '529.982.247-15', '111.444.777-53', '12345678900', // wrong check digits
-    '11.222.333/0001-80', '11.222.333/0001-18', '33.000.167/0001-02', // wrong check digits
-    '000.000.000-00', '111.111.111-11', '999.999.999-99', '00.000.000/0000-00', '11111111111111', // all the same digit
-    '12.ABC.345/01DE-36', '12.ABC.345/01DE-53', '12ABC34501DEAB', 'ABCDEFGHIJK', // alphanumeric CNPJ: wrong check digits, letters where digits go
-    '5299822472', '529982247250', '1122233300018', '', 'abc.def.ghi-jk', '529.982.247-2X', '+52998224725', '529,982,247-25',
+    '529.982.247-24',
+    '529.982.247-15',
+    '111.444.777-53',
+    '12345678900', // wrong check digits
+    '11.222.333/0001-80',
+    '11.222.333/0001-18',
+    '33.000.167/0001-02', // wrong check digits
+    '000.000.000-00',
+    '111.111.111-11',
+    '999.999.999-99',
+    '00.000.000/0000-00',
+    '11111111111111', // all the same digit
+    '12.ABC.345/01DE-36',
+    '12.ABC.345/01DE-53',
+    '12ABC34501DEAB',
+    'ABCDEFGHIJK', // alphanumeric CNPJ: wrong check digits, letters where digits go
+    '5299822472',
+    '529982247250',
+    '1122233300018',
+    '',
+    'abc.def.ghi-jk',
+    '529.982.247-2X',
+    '+52998224725',
+    '529,982,247-25',
   ];
   for (const doc of invalid) assert.ok('error' in normalizeDocument(doc), doc);
   assert.equal(cpfValid('52998224725'), true);
@@ -256,7 +333,12 @@ test('CPF and CNPJ through the API: valid ones stored as digits, invalid ones re
 });
 
 test('phones normalised to 55 + area code + number from any common form', async () => {
-  for (const [given, stored] of [['11999998888', '5511999998888'], ['5511999998888', '5511999998888'], ['+55 (21) 3333-4444', '552133334444'], ['[11] 99999.8888', '5511999998888']]) {
+  for (const [given, stored] of [
+    ['11999998888', '5511999998888'],
+    ['5511999998888', '5511999998888'],
+    ['+55 (21) 3333-4444', '552133334444'],
+    ['[11] 99999.8888', '5511999998888'],
+  ]) {
     const { id } = await createChild(reseller.key, { phoneNumber: given, ownerCredentialPhoneNumber: given, limit: 0 });
     const row = await childRow(id);
     assert.equal(row?.phone, stored, given);
@@ -290,25 +372,31 @@ test('an allotment the reseller cannot cover: 400, nothing created, nothing move
   assert.equal(await balanceOf(id), 3);
 });
 
-test('list: the reseller\'s own children, paged, with totalRecords; another reseller sees none of them', async () => {
+test("list: the reseller's own children, paged, with totalRecords; another reseller sees none of them", async () => {
   const fresh = await gw.customer({ role: 'RESELLER', balance: 10 });
   const made: number[] = [];
   for (let i = 0; i < 3; i++) made.push((await createChild(fresh.key, { limit: 0 })).id);
   const all = await gw.call(fresh.key, 'GET', '/child-users');
   assertOk(all);
   assert.equal(all.body.totalRecords, 3);
-  assert.deepEqual(all.body.object.map((c: { id: number }) => c.id), made);
+  assert.deepEqual(
+    all.body.object.map((c: { id: number }) => c.id),
+    made,
+  );
   for (const c of all.body.object) assert.equal(c.parentUserId, fresh.accountId);
   const page = await gw.call(fresh.key, 'GET', '/child-users?skip=1&limit=1');
   assert.equal(page.body.totalRecords, 3);
-  assert.deepEqual(page.body.object.map((c: { id: number }) => c.id), [made[1]]);
+  assert.deepEqual(
+    page.body.object.map((c: { id: number }) => c.id),
+    [made[1]],
+  );
   const others = await gw.call(other.key, 'GET', '/child-users?limit=1000');
   assert.ok(others.body.object.every((c: { id: number; parentUserId: number }) => !made.includes(c.id) && c.parentUserId === other.accountId));
   assertFailure(await gw.call(fresh.key, 'GET', '/child-users?limit=0'), 400, ['limit']);
   assertFailure(await gw.call(fresh.key, 'GET', '/child-users?skip=-1&limit=abc'), 400, ['skip', 'limit']);
 });
 
-test('another reseller\'s child ids, unknown ids and non-children: 404, nothing changes; bad ids 400', async () => {
+test("another reseller's child ids, unknown ids and non-children: 404, nothing changes; bad ids 400", async () => {
   const { id } = await createChild(reseller.key, { limit: 2 });
   const keysBefore = await gw.core.db.kysely.selectFrom('api_keys').select('id').where('account_id', '=', id).execute();
   await assertNothingChanged(async () => {
@@ -329,7 +417,12 @@ test('api keys: bad allow-list or body is a 400', async () => {
   const { id } = await createChild(reseller.key, { limit: 0 });
   assertFailure(await gw.call(reseller.key, 'POST', `/child-users/${id}/api-keys`, { allowedIps: ['not-an-ip'] }), 400, ['allowedIps']);
   assertFailure(await gw.call(reseller.key, 'POST', `/child-users/${id}/api-keys`, { allowedIps: '10.0.0.1' }), 400, ['allowedIps']);
-  const res = await gw.app.inject({ method: 'POST', url: `/child-users/${id}/api-keys`, headers: { 'x-api-key': reseller.key, 'content-type': 'application/json' }, payload: '{' });
+  const res = await gw.app.inject({
+    method: 'POST',
+    url: `/child-users/${id}/api-keys`,
+    headers: { 'x-api-key': reseller.key, 'content-type': 'application/json' },
+    payload: '{',
+  });
   assert.equal(res.statusCode, 400);
 });
 
@@ -384,7 +477,15 @@ test('the operations are in the OpenAPI document', async () => {
   for (const path of ['/child-users', '/child-users/{id}/api-keys', '/child-users/{id}/credits']) assert.ok(doc.paths[path], path);
   const schema = doc.paths['/child-users'].post.requestBody.content['application/json'].schema;
   assert.deepEqual([...schema.required].sort(), [
-    'document', 'email', 'fullName', 'limit', 'ownerCredentialEmail', 'ownerCredentialFullName', 'ownerCredentialPhoneNumber', 'password', 'phoneNumber',
+    'document',
+    'email',
+    'fullName',
+    'limit',
+    'ownerCredentialEmail',
+    'ownerCredentialFullName',
+    'ownerCredentialPhoneNumber',
+    'password',
+    'phoneNumber',
   ]);
   assert.ok(doc.paths['/child-users'].post.responses['403']);
 });

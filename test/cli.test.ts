@@ -41,12 +41,22 @@ test('the CLI provisions an account the gateway then serves', async () => {
   const gw = await startGateway({ GATEWAY_DEMO: 'false' }, {}, db);
   try {
     const groups = await gw.call(key.out.key, 'GET', '/contacts');
-    assert.deepEqual(groups.body.object.map((g: any) => [g.name, g.validContacts]), [['clients', 2]]);
+    assert.deepEqual(
+      groups.body.object.map((g: any) => [g.name, g.validContacts]),
+      [['clients', 2]],
+    );
     const routes = await gw.call(key.out.key, 'GET', '/routes');
-    assert.deepEqual(routes.body.object.map((r: any) => [r.displayName, r.farePrice]), [['Claro SMS', 0.065]]);
+    assert.deepEqual(
+      routes.body.object.map((r: any) => [r.displayName, r.farePrice]),
+      [['Claro SMS', 0.065]],
+    );
     assert.equal(cli(env, 'key', 'revoke', '--key', String(key.out.id)).code, 0);
     // Another process revoked it: this one's key cache forgets it within a second.
-    await gw.eventually(async () => (await gw.call(key.out.key, 'GET', '/balance')).status, (s) => s === 401, 'revocation seen');
+    await gw.eventually(
+      async () => (await gw.call(key.out.key, 'GET', '/balance')).status,
+      (s) => s === 401,
+      'revocation seen',
+    );
   } finally {
     await gw.close();
   }

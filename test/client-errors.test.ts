@@ -30,7 +30,13 @@ before(async () => {
   gw = await startGateway();
   alice = await gw.customer({ balance: 1000, farePrice: '0.10' });
   reseller = await gw.customer({ balance: 100, role: 'RESELLER' });
-  const child = await createAccount(gw.core.db.kysely, { name: 'Filial', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 0, parentId: reseller.accountId });
+  const child = await createAccount(gw.core.db.kysely, {
+    name: 'Filial',
+    role: 'CUSTOMER',
+    timezone: 'America/Sao_Paulo',
+    balance: 0,
+    parentId: reseller.accountId,
+  });
   childId = Number(child.id);
   roomy = await legacyApp(gw.core, { rateLimit: { capacity: 100_000, perSecond: 100_000 }, clock: () => now });
 });
@@ -55,10 +61,18 @@ test('legacy Skip/Limit out of range, fractional or not a number: 400 naming the
   const history = ['/balancehistory', `/balancehistory/${alice.accountId}`];
   for (const path of [...reports, ...history]) {
     for (const v of BAD_SKIP) {
-      assertLegacyFailure(await legacy(roomy, alice.key, 'GET', `${path}?Skip=${encodeURIComponent(v)}`), 400, /O campo Skip deve ser um número inteiro de 0 a 9007199254740991\./);
+      assertLegacyFailure(
+        await legacy(roomy, alice.key, 'GET', `${path}?Skip=${encodeURIComponent(v)}`),
+        400,
+        /O campo Skip deve ser um número inteiro de 0 a 9007199254740991\./,
+      );
     }
     for (const v of BAD_LIMIT) {
-      assertLegacyFailure(await legacy(roomy, alice.key, 'GET', `${path}?Limit=${encodeURIComponent(v)}`), 400, /O campo Limit deve ser um número inteiro de 1 a 10000\./);
+      assertLegacyFailure(
+        await legacy(roomy, alice.key, 'GET', `${path}?Limit=${encodeURIComponent(v)}`),
+        400,
+        /O campo Limit deve ser um número inteiro de 1 a 10000\./,
+      );
     }
   }
   // The reports take the same fields in a POST body; JSON numbers too.
@@ -79,7 +93,10 @@ test('legacy Skip/Limit out of range, fractional or not a number: 400 naming the
 
 test('gateway skip/limit out of range: 400 naming the parameter and its range', async () => {
   const lists: [string, number][] = [
-    ['/reports/messages/sent', 1000], ['/reports/messages/received', 1000], ['/api/reports/messages/requests', 1000], ['/reports/messages/requests', 1000],
+    ['/reports/messages/sent', 1000],
+    ['/reports/messages/received', 1000],
+    ['/api/reports/messages/requests', 1000],
+    ['/reports/messages/requests', 1000],
     ['/short-links', 1000],
   ];
   for (const [path, max] of lists) {
@@ -116,7 +133,12 @@ test('the same context rule saved by 12 requests at once: one creates it, the ot
   assert.equal(created.length, 1, JSON.stringify(answers.map(shape)));
   assert.deepEqual({ ...shape(created[0] as LegacyAnswer), Message: '' }, { ...shape(sequential), Message: '' });
   for (const r of answers.filter((a) => a !== created[0])) assert.deepEqual(shape(r), shape(sequential));
-  const rows = await contextDb(gw.core.db.kysely).selectFrom('context_rules').select('id').where('account_id', '=', alice.accountId).where('name', '=', body.Name).execute();
+  const rows = await contextDb(gw.core.db.kysely)
+    .selectFrom('context_rules')
+    .select('id')
+    .where('account_id', '=', alice.accountId)
+    .where('name', '=', body.Name)
+    .execute();
   assert.equal(rows.length, 1);
 });
 
@@ -154,16 +176,33 @@ test('the same number added to a group by 12 requests at once: one adds it, the 
   const change = { GroupName: 'Corrida', Action: 'add_number', ContactPhone: '11987654444' };
   const answers = await twelve(() => legacy(gw, alice.key, 'PUT', '/contactgroup', change));
   const sequential = await legacy(gw, alice.key, 'PUT', '/contactgroup', change);
-  assert.deepEqual({ status: sequential.status, body: sequential.body }, { status: 200, body: { Success: true, Object: null, Message: 'O número 5511987654444 já está no grupo "Corrida".' } });
+  assert.deepEqual(
+    { status: sequential.status, body: sequential.body },
+    { status: 200, body: { Success: true, Object: null, Message: 'O número 5511987654444 já está no grupo "Corrida".' } },
+  );
   assert.equal(answers.filter((r) => /incluído/.test(r.body.Message)).length, 1, JSON.stringify(answers.map((r) => r.body)));
-  for (const r of answers.filter((a) => !/incluído/.test(a.body.Message))) assert.deepEqual({ status: r.status, body: r.body }, { status: 200, body: sequential.body });
-  const rows = await gw.core.db.kysely.selectFrom('contacts').select('id').where('account_id', '=', alice.accountId).where('phone', '=', '5511987654444').execute();
+  for (const r of answers.filter((a) => !/incluído/.test(a.body.Message)))
+    assert.deepEqual({ status: r.status, body: r.body }, { status: 200, body: sequential.body });
+  const rows = await gw.core.db.kysely
+    .selectFrom('contacts')
+    .select('id')
+    .where('account_id', '=', alice.accountId)
+    .where('phone', '=', '5511987654444')
+    .execute();
   assert.equal(rows.length, 1);
 });
 
 test('the same route granted by 12 operator requests at once: every one 204, like a repeated grant; one row', async () => {
   const account = await gw.admin('POST', '/admin/accounts', { name: 'Grant race' });
-  const route = await gw.admin('POST', '/admin/routes', { displayName: 'R', productName: 'SMS', productId: 1, farePrice: '0.1', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' });
+  const route = await gw.admin('POST', '/admin/routes', {
+    displayName: 'R',
+    productName: 'SMS',
+    productId: 1,
+    farePrice: '0.1',
+    replyFarePrice: '0',
+    channel: 'SMS',
+    connector: 'simulator',
+  });
   const url = `/admin/accounts/${account.body.id}/routes`;
   const answers = await twelve(() => gw.admin('POST', url, { routeId: route.body.id }));
   const again = await gw.admin('POST', url, { routeId: route.body.id });
@@ -204,10 +243,20 @@ test('an operation that needs a body still says so when the body is empty, on bo
     assert.equal(res.statusCode, 400);
     assert.deepEqual(res.json(), { Success: false, Object: null, Message: 'Envie no corpo da requisição um objeto JSON com os campos da operação.' });
   }
-  const bad = await gw.app.inject({ method: 'POST', url: '/api/v2/send', headers: { 'auth-key': alice.key, 'content-type': 'application/json' }, payload: '{"Receivers":' });
+  const bad = await gw.app.inject({
+    method: 'POST',
+    url: '/api/v2/send',
+    headers: { 'auth-key': alice.key, 'content-type': 'application/json' },
+    payload: '{"Receivers":',
+  });
   assert.equal(bad.statusCode, 400);
   assert.equal(bad.json().Message, 'O corpo da requisição não é um JSON válido.');
-  const gateway = await gw.app.inject({ method: 'POST', url: '/messages/sms/send', headers: { 'x-api-key': alice.key, 'content-type': 'application/json' }, payload: '' });
+  const gateway = await gw.app.inject({
+    method: 'POST',
+    url: '/messages/sms/send',
+    headers: { 'x-api-key': alice.key, 'content-type': 'application/json' },
+    payload: '',
+  });
   assert.equal(gateway.statusCode, 400);
   assert.equal(gateway.json().hasError, true);
   assert.deepEqual(gateway.json().errors, ['The body is empty; send a JSON object.']);
@@ -216,7 +265,11 @@ test('an operation that needs a body still says so when the body is empty, on bo
 const balance = async (key: string) => (await gw.call(key, 'GET', '/balance')).body.object.balance as number;
 const messageCount = async (accountId: number) => {
   await gw.core.settle();
-  const row = await gw.core.db.kysely.selectFrom('messages').select((eb) => eb.fn.countAll<number | string>().as('n')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await gw.core.db.kysely
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 };
 
@@ -231,12 +284,19 @@ test('phone numbers must be valid, not merely possible: the rule in one place', 
   assert.equal(internationalProblem('11987652003'), '11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003');
   assert.equal(internationalProblem(1133334444), '1133334444 is not a valid international number: Brazilian numbers start with 55, e.g. 551133334444');
   assert.match(internationalProblem('5511099998888'), /^5511099998888 is not a valid international number \(country code/);
-  for (const [given, stored] of [['11999998888', '5511999998888'], ['(21) 98765-4321', '5521987654321'], ['1133334444', '551133334444'], ['+55 11 98765-2003', '5511987652003']]) {
+  for (const [given, stored] of [
+    ['11999998888', '5511999998888'],
+    ['(21) 98765-4321', '5521987654321'],
+    ['1133334444', '551133334444'],
+    ['+55 11 98765-2003', '5511987652003'],
+  ]) {
     assert.equal(normalizeBrazilian(given as string), stored, given);
   }
   for (const invalid of ['1199999888', '11099998888', '2099998888', '11899998888']) assert.equal(normalizeBrazilian(invalid), null, invalid);
   // Child users' phones follow the same rule.
-  assert.deepEqual(checkChildUser({ phoneNumber: '1199999888' }).problems, ['phoneNumber: "1199999888" is not a valid Brazilian phone number (area code + number, e.g. 11999998888)']);
+  assert.deepEqual(checkChildUser({ phoneNumber: '1199999888' }).problems, [
+    'phoneNumber: "1199999888" is not a valid Brazilian phone number (area code + number, e.g. 11999998888)',
+  ]);
   assert.deepEqual(checkChildUser({ phoneNumber: '(11) 99999-8888' }).problems, []);
 });
 
@@ -252,9 +312,16 @@ test('a gateway receiver that is not a valid international number is refused, wi
   assert.equal(integer.status, 400);
   assert.deepEqual(integer.body.errors, ['receivers[0]: 11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003']);
 
-  const batch = await gw.call(alice.key, 'POST', '/messages/sms/batch/send', { messages: [{ receiver: '5511987652001', message: 'a' }, { receiver: '11987652003', message: 'b' }] });
+  const batch = await gw.call(alice.key, 'POST', '/messages/sms/batch/send', {
+    messages: [
+      { receiver: '5511987652001', message: 'a' },
+      { receiver: '11987652003', message: 'b' },
+    ],
+  });
   assert.equal(batch.status, 400, JSON.stringify(batch.body));
-  assert.deepEqual(batch.body.errors, ['messages[1].receiver: 11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003']);
+  assert.deepEqual(batch.body.errors, [
+    'messages[1].receiver: 11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003',
+  ]);
   assert.deepEqual({ balance: await balance(alice.key), messages: await messageCount(alice.accountId) }, before);
 
   // Valid mobiles and landlines of other area codes pass.
@@ -305,7 +372,14 @@ test('CSV import: numbers without the country code or invalid are reported, not 
 
 test('null in an optional gateway field means absent: SMS, batch and its items, tokens, child-user keys', async () => {
   const send = await gw.call(alice.key, 'POST', '/messages/sms/send', {
-    receivers: ['5511987650002'], message: 'null fields', scheduleDate: null, tag: null, custom: null, contactGroups: null, route: null, shortenLinks: null,
+    receivers: ['5511987650002'],
+    message: 'null fields',
+    scheduleDate: null,
+    tag: null,
+    custom: null,
+    contactGroups: null,
+    route: null,
+    shortenLinks: null,
   });
   assert.equal(send.status, 200, JSON.stringify(send.body));
   const onlyGroups = await gw.call(alice.key, 'POST', '/messages/sms/send', { receivers: null, contactGroups: null, message: 'x' });
@@ -313,20 +387,41 @@ test('null in an optional gateway field means absent: SMS, batch and its items, 
   assert.deepEqual(onlyGroups.body.errors, ['receivers: give at least one receiver or a contact group with contacts']);
 
   const batch = await gw.call(alice.key, 'POST', '/messages/sms/batch/send', {
-    messages: [{ receiver: '5511987650003', message: 'a', tag: null, custom: null }, { receiver: 5511987650004, message: 'b', tag: 't', custom: null }],
-    route: null, scheduleDate: null, tag: null, custom: null, shortenLinks: null,
+    messages: [
+      { receiver: '5511987650003', message: 'a', tag: null, custom: null },
+      { receiver: 5511987650004, message: 'b', tag: 't', custom: null },
+    ],
+    route: null,
+    scheduleDate: null,
+    tag: null,
+    custom: null,
+    shortenLinks: null,
   });
   assert.equal(batch.status, 200, JSON.stringify(batch.body));
   await gw.core.settle();
-  const rows = await gw.core.db.kysely.selectFrom('messages').select(['receiver', 'tag', 'custom']).where('request_id', '=', String(batch.headers['x-request-id'])).orderBy('receiver').execute();
-  assert.deepEqual(rows, [{ receiver: '5511987650003', tag: null, custom: null }, { receiver: '5511987650004', tag: 't', custom: null }]);
+  const rows = await gw.core.db.kysely
+    .selectFrom('messages')
+    .select(['receiver', 'tag', 'custom'])
+    .where('request_id', '=', String(batch.headers['x-request-id']))
+    .orderBy('receiver')
+    .execute();
+  assert.deepEqual(rows, [
+    { receiver: '5511987650003', tag: null, custom: null },
+    { receiver: '5511987650004', tag: 't', custom: null },
+  ]);
 
   // A null does not hide a wrong value elsewhere, and a wrong type is still refused.
   const wrong = await gw.call(alice.key, 'POST', '/messages/sms/send', { receivers: ['5511987650002'], message: 'x', tag: 5, custom: null });
   assert.equal(wrong.status, 400);
   assert.deepEqual(wrong.body.errors, ['tag: must be string']);
 
-  const token = await gw.call(alice.key, 'POST', '/api-tokens/create', { phoneNumber: '5511987650005', prefix: null, expireInMinutes: null, enforceSecureValidation: null, route: null });
+  const token = await gw.call(alice.key, 'POST', '/api-tokens/create', {
+    phoneNumber: '5511987650005',
+    prefix: null,
+    expireInMinutes: null,
+    enforceSecureValidation: null,
+    route: null,
+  });
   assert.equal(token.status, 200, JSON.stringify(token.body));
   assert.match(token.body.message, /valid for 10 minute/);
   const validate = await gw.call(alice.key, 'POST', '/api-tokens/validate', { token: '000000', phoneNumber: null });
@@ -334,8 +429,15 @@ test('null in an optional gateway field means absent: SMS, batch and its items, 
   assert.doesNotMatch(JSON.stringify(validate.body.errors), /phoneNumber/);
 
   const child = await gw.call(reseller.key, 'POST', '/child-users', {
-    fullName: 'Loja Nula', email: 'nula@example.com.br', phoneNumber: '(11) 99999-8888', document: '529.982.247-25', limit: 0,
-    ownerCredentialFullName: 'Maria', ownerCredentialEmail: 'maria.nula@example.com.br', ownerCredentialPhoneNumber: '+55 21 98888-7777', password: 'correct horse battery',
+    fullName: 'Loja Nula',
+    email: 'nula@example.com.br',
+    phoneNumber: '(11) 99999-8888',
+    document: '529.982.247-25',
+    limit: 0,
+    ownerCredentialFullName: 'Maria',
+    ownerCredentialEmail: 'maria.nula@example.com.br',
+    ownerCredentialPhoneNumber: '+55 21 98888-7777',
+    password: 'correct horse battery',
   });
   assert.equal(child.status, 200, JSON.stringify(child.body));
   const key = await gw.call(reseller.key, 'POST', `/child-users/${child.body.object.id}/api-keys`, { allowedIps: null });
@@ -343,16 +445,33 @@ test('null in an optional gateway field means absent: SMS, batch and its items, 
 });
 
 test('null in an optional RCS field means absent, in cards and buttons too', async () => {
-  const route = await gw.admin('POST', '/admin/routes', { displayName: 'RCS', productName: 'RCS', productId: 2, farePrice: '0.25', replyFarePrice: '0', channel: 'RCS', connector: 'simulator' });
+  const route = await gw.admin('POST', '/admin/routes', {
+    displayName: 'RCS',
+    productName: 'RCS',
+    productId: 2,
+    farePrice: '0.25',
+    replyFarePrice: '0',
+    channel: 'RCS',
+    connector: 'simulator',
+  });
   await gw.admin('POST', `/admin/accounts/${alice.accountId}/routes`, { routeId: route.body.id });
   const common = { receivers: ['5511987650006'], contactGroups: null, route: route.body.id, scheduleDate: null, tag: null, custom: null };
   const basic = await gw.call(alice.key, 'POST', '/messages/rcs/basic/send', { ...common, message: 'oi' });
   assert.equal(basic.status, 200, JSON.stringify(basic.body));
-  const card = await gw.call(alice.key, 'POST', '/messages/rcs/card/send', { ...common, cardImage: null, cardTitle: 'Oferta', cardMessage: null, buttons: null });
+  const card = await gw.call(alice.key, 'POST', '/messages/rcs/card/send', {
+    ...common,
+    cardImage: null,
+    cardTitle: 'Oferta',
+    cardMessage: null,
+    buttons: null,
+  });
   assert.equal(card.status, 200, JSON.stringify(card.body));
   const carousel = await gw.call(alice.key, 'POST', '/messages/rcs/carousel/send', {
     ...common,
-    cards: [{ cardTitle: 'A', cardImage: null, buttons: [{ text: 'Ver', url: null }] }, { cardTitle: null, cardMessage: 'B', buttons: null }],
+    cards: [
+      { cardTitle: 'A', cardImage: null, buttons: [{ text: 'Ver', url: null }] },
+      { cardTitle: null, cardMessage: 'B', buttons: null },
+    ],
   });
   assert.equal(carousel.status, 200, JSON.stringify(carousel.body));
   const empty = await gw.call(alice.key, 'POST', '/messages/rcs/card/send', { ...common, cardImage: null, cardTitle: null, cardMessage: null });
@@ -363,7 +482,8 @@ test('null in an optional RCS field means absent, in cards and buttons too', asy
 test('the OpenAPI document shows the optional send fields as nullable', async () => {
   const doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json();
   const body = doc.paths['/messages/sms/send'].post.requestBody.content['application/json'].schema;
-  for (const field of ['scheduleDate', 'tag', 'custom', 'contactGroups', 'receivers']) assert.equal(body.properties[field].nullable, true, `${field}: ${JSON.stringify(body.properties[field])}`);
+  for (const field of ['scheduleDate', 'tag', 'custom', 'contactGroups', 'receivers'])
+    assert.equal(body.properties[field].nullable, true, `${field}: ${JSON.stringify(body.properties[field])}`);
   assert.ok(!body.required?.includes('tag'));
   const route = body.properties.route;
   assert.ok(route.nullable === true || JSON.stringify(route).includes('"nullable":true'), JSON.stringify(route));

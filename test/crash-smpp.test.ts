@@ -31,7 +31,8 @@ async function rig(connection: Record<string, unknown>, env: Record<string, stri
   const smsc = await smscWithCarriersFile(connection);
   const db = await freshDatabase();
   return {
-    sim: smsc.sim, db,
+    sim: smsc.sim,
+    db,
     env: { ...db.env, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false', ...smsc.env, ...env },
     close: async () => {
       await smsc.close();
@@ -43,7 +44,13 @@ async function rig(connection: Record<string, unknown>, env: Record<string, stri
 /** An account with a route on the SMPP connection; its API key and route id. */
 async function customer(gw: GatewayProcess): Promise<{ key: string; route: number }> {
   const account = await http(gw.base, 'POST', '/admin/accounts', { name: 'Crash', balance: 1000 }, ADMIN);
-  const route = await http(gw.base, 'POST', '/admin/routes', { displayName: 'SMPP', productName: 'SMS', productId: 1, farePrice: '0.05', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' }, ADMIN);
+  const route = await http(
+    gw.base,
+    'POST',
+    '/admin/routes',
+    { displayName: 'SMPP', productName: 'SMS', productId: 1, farePrice: '0.05', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' },
+    ADMIN,
+  );
   await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id }, ADMIN);
   const key = (await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/api-keys`, {}, ADMIN)).body.key as string;
   return { key, route: route.body.id as number };
@@ -63,7 +70,11 @@ test('kill -9 with messages leased in a rate-limited bind: every receiver gets i
       const res = await http(gw.base, 'POST', '/messages/sms/send', { receivers, message: `seq ${n}`, route }, { 'x-api-key': key });
       assert.equal(res.status, 200, JSON.stringify(res.body));
     }
-    await until('some submits at the SMSC', () => r.sim.stats.submits.length, (n) => n >= 10);
+    await until(
+      'some submits at the SMSC',
+      () => r.sim.stats.submits.length,
+      (n) => n >= 10,
+    );
     await gw.kill();
     const beforeKill = r.sim.stats.submits.length;
     assert.ok(beforeKill < receivers.length * perReceiver, 'the kill came while messages were still waiting');
@@ -80,9 +91,16 @@ test('kill -9 with messages leased in a rate-limited bind: every receiver gets i
       const seen = all.filter((m) => m.receiver === to).map((m) => Number(m.text.replace('seq ', '')));
       // A message the dead process had submitted without recording it may come again; never one after a later one.
       const firsts = seen.filter((n, i) => seen.indexOf(n) === i);
-      assert.deepEqual(firsts, Array.from({ length: perReceiver }, (_, i) => i + 1), `order for ${to}: ${seen.join(',')}`);
+      assert.deepEqual(
+        firsts,
+        Array.from({ length: perReceiver }, (_, i) => i + 1),
+        `order for ${to}: ${seen.join(',')}`,
+      );
       for (let i = 1; i < seen.length; i++) {
-        assert.ok((seen[i] ?? 0) >= (seen[i - 1] ?? 0) || seen.indexOf(seen[i] ?? 0) < i, `receiver ${to} got ${seen[i]} after ${seen[i - 1]}: ${seen.join(',')}`);
+        assert.ok(
+          (seen[i] ?? 0) >= (seen[i - 1] ?? 0) || seen.indexOf(seen[i] ?? 0) < i,
+          `receiver ${to} got ${seen[i]} after ${seen[i - 1]}: ${seen.join(',')}`,
+        );
       }
     }
     // Sent twice only what the dead process had in flight (its window), never more.
@@ -119,7 +137,7 @@ async function receiptsCounted(gw: GatewayProcess): Promise<number> {
   return [...text.matchAll(/^gateway_carrier_receipts_total\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
-test('kill -9 between a receipt\'s arrival and its commit: the receipt is not lost (the SMSC had no answer and sends it again)', async () => {
+test("kill -9 between a receipt's arrival and its commit: the receipt is not lost (the SMSC had no answer and sends it again)", async () => {
   const r = await rig({ windowSize: 10 });
   let gw = await spawnGateway(r.env);
   try {
@@ -134,7 +152,11 @@ test('kill -9 between a receipt\'s arrival and its commit: the receipt is not lo
     const release = await blockWrites(r.db);
     try {
       r.sim.setMode({ holdReceipts: false });
-      await until('the receipt at the gateway', () => receiptsCounted(gw), (n) => n >= 1);
+      await until(
+        'the receipt at the gateway',
+        () => receiptsCounted(gw),
+        (n) => n >= 1,
+      );
       await gw.kill();
     } finally {
       await release();

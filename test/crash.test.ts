@@ -18,12 +18,26 @@ const FINAL = new Set(['DELIVERED', 'UNDELIVERED', 'EXPIRED', 'FAILED']);
 test('SIGKILL during accept and dispatch loses nothing and sends nothing twice', async () => {
   const db = await freshDatabase();
   const journal = join(db.env.GATEWAY_DATA_DIR ?? '', 'carrier-journal.log');
-  const env = { ...db.env, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false', SIMULATOR_DELIVERY_MS: '30', SIMULATOR_JOURNAL: journal, DISPATCH_LEASE_MS: '2000', DISPATCH_BATCH: '20' };
+  const env = {
+    ...db.env,
+    GATEWAY_ADMIN_TOKEN: TOKEN,
+    GATEWAY_DEMO: 'false',
+    SIMULATOR_DELIVERY_MS: '30',
+    SIMULATOR_JOURNAL: journal,
+    DISPATCH_LEASE_MS: '2000',
+    DISPATCH_BATCH: '20',
+  };
   const admin = { authorization: `Bearer ${TOKEN}` };
 
   let gw = await spawnGateway(env);
   const account = await http(gw.base, 'POST', '/admin/accounts', { name: 'Crash', balance: 1000 }, admin);
-  const route = await http(gw.base, 'POST', '/admin/routes', { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.07', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' }, admin);
+  const route = await http(
+    gw.base,
+    'POST',
+    '/admin/routes',
+    { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.07', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' },
+    admin,
+  );
   await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id }, admin);
   const key = (await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/api-keys`, {}, admin)).body.key as string;
 
@@ -35,7 +49,13 @@ test('SIGKILL during accept and dispatch loses nothing and sends nothing twice',
     for (let i = 0; !stop; i++) {
       const receivers = [5511900000000 + worker * 10000 + i, 5511900000000 + worker * 10000 + i + 5000];
       try {
-        const res = await http(gw.base, 'POST', '/messages/sms/send', { receivers, message: `crash ${worker}/${i}`, route: route.body.id }, { 'x-api-key': key });
+        const res = await http(
+          gw.base,
+          'POST',
+          '/messages/sms/send',
+          { receivers, message: `crash ${worker}/${i}`, route: route.body.id },
+          { 'x-api-key': key },
+        );
         if (res.status === 200) acknowledged.add(res.headers.get('x-request-id') ?? '');
         sent++;
       } catch {
@@ -51,7 +71,11 @@ test('SIGKILL during accept and dispatch loses nothing and sends nothing twice',
   assert.ok(sent >= 150);
 
   gw = await spawnGateway(env);
-  const store = await openDatabase({ dataDir: db.env.GATEWAY_DATA_DIR ?? '', databaseUrl: db.env.DATABASE_URL, ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}) });
+  const store = await openDatabase({
+    dataDir: db.env.GATEWAY_DATA_DIR ?? '',
+    databaseUrl: db.env.DATABASE_URL,
+    ...(db.pgSchema ? { pgSchema: db.pgSchema } : {}),
+  });
   try {
     // Every acknowledged request is there, with its two messages.
     const requests = await store.kysely.selectFrom('requests').select(['id']).execute();
@@ -91,7 +115,10 @@ test('SIGKILL during accept and dispatch loses nothing and sends nothing twice',
     const charged = messages.filter((m) => m.status !== 'FAILED').reduce((s, m) => s + m.cost, 0);
     assert.equal(acc.balance, 1000_000_000 - charged);
     const ledger = await store.kysely.selectFrom('ledger').select('amount').where('account_id', '=', account.body.id).execute();
-    assert.equal(ledger.reduce((s, l) => s + l.amount, 0), acc.balance);
+    assert.equal(
+      ledger.reduce((s, l) => s + l.amount, 0),
+      acc.balance,
+    );
   } finally {
     await store.close();
     await gw.stop();

@@ -23,7 +23,11 @@ let fresh: TestDatabase;
 let db: Db;
 before(async () => {
   fresh = await freshDatabase();
-  db = await openDatabase({ dataDir: fresh.env.GATEWAY_DATA_DIR ?? '', databaseUrl: fresh.env.DATABASE_URL, ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}) });
+  db = await openDatabase({
+    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
+    databaseUrl: fresh.env.DATABASE_URL,
+    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
+  });
 });
 after(async () => {
   await db.close();
@@ -37,11 +41,27 @@ async function sender(balance: number, fare: number) {
   const { id } = await db.kysely.insertInto('accounts').values(account('Sender', balance)).returning('id').executeTakeFirstOrThrow();
   const route = await db.kysely
     .insertInto('routes')
-    .values({ display_name: 'R', product_name: 'SMS', product_id: 1, fare_price: fare, reply_fare_price: 0, channel: 'SMS', connector: 'simulator', created_at: Date.now() } as never)
+    .values({
+      display_name: 'R',
+      product_name: 'SMS',
+      product_id: 1,
+      fare_price: fare,
+      reply_fare_price: 0,
+      channel: 'SMS',
+      connector: 'simulator',
+      created_at: Date.now(),
+    } as never)
     .returningAll()
     .executeTakeFirstOrThrow();
   const send = (receiver: string, content: string | null) => ({
-    accountId: Number(id), route, source: 'gateway' as const, content: 'request', tag: null, custom: null, sender: null, scheduleAt: null,
+    accountId: Number(id),
+    route,
+    source: 'gateway' as const,
+    content: 'request',
+    tag: null,
+    custom: null,
+    sender: null,
+    scheduleAt: null,
     items: [{ receiver, content: content as string, segments: 1, tag: null, custom: null, payload: null }],
   });
   return { id, send };
@@ -63,7 +83,14 @@ describe(`database layer (${DIALECT})`, () => {
 
   it("keeps the database's error codes (a unique key broken is recognizable)", async () => {
     await db.kysely.insertInto('blocklist').values({ account_id: 1, phone: '5511999990000', created_at: 1 }).execute();
-    const err = await db.kysely.insertInto('blocklist').values({ account_id: 1, phone: '5511999990000', created_at: 2 }).execute().then(() => null, (e: unknown) => e as Error & { code?: string });
+    const err = await db.kysely
+      .insertInto('blocklist')
+      .values({ account_id: 1, phone: '5511999990000', created_at: 2 })
+      .execute()
+      .then(
+        () => null,
+        (e: unknown) => e as Error & { code?: string },
+      );
     // The blocklist has a unique (account, phone) key on both databases.
     assert.ok(err, 'the second insert must fail');
     assert.match(String(err.code), DIALECT === 'sqlite' ? /^SQLITE_CONSTRAINT/ : /^23505$/);
@@ -87,7 +114,12 @@ describe(`database layer (${DIALECT})`, () => {
     // Posted while a transaction is open: on SQLite the thread holds them
     // back and then runs them together, in one transaction.
     const results = await db.kysely.transaction().execute(async (tx) => {
-      const runs = ['first', null, 'third'].map((content) => db.run(acceptJob, [send('5511900000009', content)]).then((r) => r[0], (e: unknown) => e as Error));
+      const runs = ['first', null, 'third'].map((content) =>
+        db.run(acceptJob, [send('5511900000009', content)]).then(
+          (r) => r[0],
+          (e: unknown) => e as Error,
+        ),
+      );
       await tx.selectFrom('accounts').select('id').where('id', '=', id).execute();
       return runs;
     });
@@ -109,7 +141,8 @@ describe(`database layer (${DIALECT})`, () => {
       const opened = await openDatabase({ dataDir: dir });
       await opened.kysely.insertInto('settings').values({ name: 'mode-test', value: 'x' }).execute();
       const mode = (file: string) => statSync(join(dir, file)).mode & 0o777;
-      for (const file of ['gateway.sqlite', 'gateway.sqlite-wal', 'gateway.sqlite-shm']) assert.equal(mode(file), 0o600, `${file} is ${mode(file).toString(8)}`);
+      for (const file of ['gateway.sqlite', 'gateway.sqlite-wal', 'gateway.sqlite-shm'])
+        assert.equal(mode(file), 0o600, `${file} is ${mode(file).toString(8)}`);
       assert.equal(statSync(dir).mode & 0o777, 0o700);
       await opened.close();
       // An older database made world-readable is narrowed when opened.
@@ -126,7 +159,10 @@ describe(`database layer (${DIALECT})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-notadb-'));
     try {
       writeFileSync(join(dir, 'gateway.sqlite'), randomBytes(8192));
-      await assert.rejects(openDatabase({ dataDir: dir }), (err: Error) => err.message.includes(join(dir, 'gateway.sqlite')) && /not a database/.test(err.message));
+      await assert.rejects(
+        openDatabase({ dataDir: dir }),
+        (err: Error) => err.message.includes(join(dir, 'gateway.sqlite')) && /not a database/.test(err.message),
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -159,7 +195,9 @@ describe(`database layer (${DIALECT})`, () => {
     let turned = false;
     setImmediate(() => (turned = true));
     // Millions of rows counted by SQLite: on the event loop thread this would run to its end before the immediate.
-    const slow = sql<{ n: number }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c`.execute(db.kysely);
+    const slow = sql<{ n: number }>`with recursive c(x) as (select 1 union all select x + 1 from c where x < 3000000) select count(*) as n from c`.execute(
+      db.kysely,
+    );
     const { rows } = await slow;
     assert.equal(rows[0]?.n, 3_000_000);
     assert.equal(turned, true, 'the immediate ran while SQLite counted');

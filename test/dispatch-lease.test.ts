@@ -26,7 +26,15 @@ class HoldingCarrier implements Carrier {
   submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void> {
     const answered = messages.map((m) => {
       this.submitted.push(m.receiver);
-      return new Promise<void>((resolve) => this.waiting.push({ id: m.id, answer: (result) => { onResult(m.id, result); resolve(); } }));
+      return new Promise<void>((resolve) =>
+        this.waiting.push({
+          id: m.id,
+          answer: (result) => {
+            onResult(m.id, result);
+            resolve();
+          },
+        }),
+      );
     });
     return Promise.all(answered).then(() => undefined);
   }
@@ -51,32 +59,56 @@ function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {
   return claims;
 }
 
-test('a message the carrier keeps past its lease (not renewed) is not sent again, and holds back its receiver\'s next message', async () => {
+test("a message the carrier keeps past its lease (not renewed) is not sent again, and holds back its receiver's next message", async () => {
   const carrier = new HoldingCarrier();
   const gw = await startGateway({ DISPATCH_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
   try {
     const claims = recordClaims(gw, { refuseRenewals: true });
     const account = await gw.admin('POST', '/admin/accounts', { name: 'Lease', balance: 10 });
-    const route = await gw.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    const route = await gw.admin('POST', '/admin/routes', {
+      displayName: 'Holding',
+      productName: 'SMS',
+      productId: 1,
+      farePrice: '0.10',
+      replyFarePrice: '0',
+      channel: 'SMS',
+      connector: 'holding',
+    });
     await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
     const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
     const send = (message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990001], message, route: route.body.id });
 
     assert.equal((await send('first')).status, 200);
-    const [first] = await gw.eventually(async () => carrier.held(), (ids) => ids.length === 1, 'the first message at the carrier');
+    const [first] = await gw.eventually(
+      async () => carrier.held(),
+      (ids) => ids.length === 1,
+      'the first message at the carrier',
+    );
     const leaseEnd = Date.now() + 1000; // no earlier than the real end: it was claimed before now
     // Claims made after its lease ran out: it is due again, but still with the carrier.
-    await gw.eventually(async () => claims.filter((c) => c.now > leaseEnd).length, (n) => n >= 3, 'claims after the lease ran out');
+    await gw.eventually(
+      async () => claims.filter((c) => c.now > leaseEnd).length,
+      (n) => n >= 3,
+      'claims after the lease ran out',
+    );
     assert.deepEqual(carrier.submitted, ['5511999990001'], 'sent once');
 
     // The receiver's next message waits for the one the carrier still holds.
     assert.equal((await send('second')).status, 200);
     const before = claims.length;
-    await gw.eventually(async () => claims.length, (n) => n >= before + 3, 'claims after the second send');
+    await gw.eventually(
+      async () => claims.length,
+      (n) => n >= before + 3,
+      'claims after the second send',
+    );
     assert.equal(carrier.submitted.length, 1, 'the second message waits behind the first');
 
     carrier.answer(first ?? '');
-    await gw.eventually(async () => carrier.submitted.length, (n) => n === 2, 'the second message sent once the first is answered');
+    await gw.eventually(
+      async () => carrier.submitted.length,
+      (n) => n === 2,
+      'the second message sent once the first is answered',
+    );
     const sent = await gw.eventually(
       async () => (await gw.call(key, 'GET', '/reports/messages/sent')).body.object as { status: string }[],
       (rows) => rows.some((r) => r.status === 'SENT'),
@@ -100,15 +132,31 @@ test('a message a carrier keeps for several leases is not taken by another dispa
   try {
     const claims = recordClaims(b);
     const account = await a.admin('POST', '/admin/accounts', { name: 'Renew', balance: 10 });
-    const route = await a.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    const route = await a.admin('POST', '/admin/routes', {
+      displayName: 'Holding',
+      productName: 'SMS',
+      productId: 1,
+      farePrice: '0.10',
+      replyFarePrice: '0',
+      channel: 'SMS',
+      connector: 'holding',
+    });
     await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
     const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
     assert.equal((await a.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990002], message: 'kept', route: route.body.id })).status, 200);
     // Whichever dispatcher claimed it keeps it; the other polls on.
-    const [kept] = await a.eventually(async () => [...keeping.held(), ...other.held()], (ids) => ids.length === 1, 'the message at a carrier');
+    const [kept] = await a.eventually(
+      async () => [...keeping.held(), ...other.held()],
+      (ids) => ids.length === 1,
+      'the message at a carrier',
+    );
     const [holder, waiter, waiterClaims] = keeping.held().length === 1 ? [keeping, other, claims] : [other, keeping, recordClaims(a)];
     const threeLeases = Date.now() + 3000;
-    await a.eventually(async () => waiterClaims.filter((c) => c.now > threeLeases).length, (n) => n >= 3, 'claims three leases later');
+    await a.eventually(
+      async () => waiterClaims.filter((c) => c.now > threeLeases).length,
+      (n) => n >= 3,
+      'claims three leases later',
+    );
     assert.deepEqual(waiter.submitted, [], 'the other dispatcher did not take it');
     assert.deepEqual(holder.submitted, ['5511999990002'], 'sent once');
 
@@ -127,7 +175,7 @@ test('a message a carrier keeps for several leases is not taken by another dispa
   }
 });
 
-test('a message another dispatcher holds leased holds back its receiver\'s later messages in this one\'s claims', async () => {
+test("a message another dispatcher holds leased holds back its receiver's later messages in this one's claims", async () => {
   const db = await freshDatabase();
   // A can carry one message at a time; B's connection is down at first, so that A takes the first message.
   const carrierA = new HoldingCarrier(1);
@@ -137,22 +185,43 @@ test('a message another dispatcher holds leased holds back its receiver\'s later
   const b = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrierB] }, db);
   try {
     const account = await a.admin('POST', '/admin/accounts', { name: 'Two', balance: 10 });
-    const route = await a.admin('POST', '/admin/routes', { displayName: 'Holding', productName: 'SMS', productId: 1, farePrice: '0.10', replyFarePrice: '0', channel: 'SMS', connector: 'holding' });
+    const route = await a.admin('POST', '/admin/routes', {
+      displayName: 'Holding',
+      productName: 'SMS',
+      productId: 1,
+      farePrice: '0.10',
+      replyFarePrice: '0',
+      channel: 'SMS',
+      connector: 'holding',
+    });
     await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
     const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
-    const send = (gw: TestGateway, message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990007], message, route: route.body.id });
+    const send = (gw: TestGateway, message: string) =>
+      gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990007], message, route: route.body.id });
 
     assert.equal((await send(a, 'first')).status, 200);
-    const [first] = await a.eventually(async () => carrierA.held(), (ids) => ids.length === 1, 'the first message at A\'s carrier');
+    const [first] = await a.eventually(
+      async () => carrierA.held(),
+      (ids) => ids.length === 1,
+      "the first message at A's carrier",
+    );
     carrierB.up = true;
     const claims = recordClaims(b);
     assert.equal((await send(b, 'second')).status, 200);
-    await b.eventually(async () => claims.length, (n) => n >= 5, 'claims by B after the second send');
+    await b.eventually(
+      async () => claims.length,
+      (n) => n >= 5,
+      'claims by B after the second send',
+    );
     assert.deepEqual(carrierB.submitted, [], 'B sent the second message while A still held the first');
     assert.deepEqual(carrierA.submitted, ['5511999990007']);
 
     carrierA.answer(first ?? '');
-    await b.eventually(async () => carrierA.submitted.length + carrierB.submitted.length, (n) => n === 2, 'the second message sent once the first is answered');
+    await b.eventually(
+      async () => carrierA.submitted.length + carrierB.submitted.length,
+      (n) => n === 2,
+      'the second message sent once the first is answered',
+    );
   } finally {
     // Nothing left unanswered, or closing would wait for it.
     for (const carrier of [carrierA, carrierB]) for (const id of carrier.held()) carrier.answer(id);

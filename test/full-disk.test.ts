@@ -36,7 +36,9 @@ function fill(path: string): void {
 }
 
 // The disk is SQLite's: on PostgreSQL the server's disk is not the gateway's to fill.
-test('a full disk: 503 in each envelope, nothing charged for it, nothing sent twice, every receipt written once space is back', { skip: DIALECT !== 'sqlite' }, async () => {
+test('a full disk: 503 in each envelope, nothing charged for it, nothing sent twice, every receipt written once space is back', {
+  skip: DIALECT !== 'sqlite',
+}, async () => {
   const outside = mkdtempSync(join(tmpdir(), 'gw-full-'));
   const dataDir = join(outside, 'data');
   execFileSync('mkdir', ['-p', dataDir]);
@@ -45,13 +47,23 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
   const smsc = await smscWithCarriersFile({ windowSize: 50 });
   const sim = smsc.sim;
   const gw = await spawnGateway({
-    GATEWAY_DATA_DIR: dataDir, GATEWAY_ADMIN_TOKEN: TOKEN, GATEWAY_DEMO: 'false', ...smsc.env,
+    GATEWAY_DATA_DIR: dataDir,
+    GATEWAY_ADMIN_TOKEN: TOKEN,
+    GATEWAY_DEMO: 'false',
+    ...smsc.env,
     // A short lease: a carrier answer dropped instead of kept would be sent again soon after.
-    DISPATCH_LEASE_MS: '1500', DATABASE_URL: '',
+    DISPATCH_LEASE_MS: '1500',
+    DATABASE_URL: '',
   });
   try {
     const account = await http(gw.base, 'POST', '/admin/accounts', { name: 'Full', balance: 1000 }, ADMIN);
-    const route = await http(gw.base, 'POST', '/admin/routes', { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.05', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' }, ADMIN);
+    const route = await http(
+      gw.base,
+      'POST',
+      '/admin/routes',
+      { displayName: 'Sim', productName: 'SMS', productId: 1, farePrice: '0.05', replyFarePrice: '0', channel: 'SMS', connector: 'smsc' },
+      ADMIN,
+    );
     await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id }, ADMIN);
     const key = (await http(gw.base, 'POST', `/admin/accounts/${account.body.id}/api-keys`, {}, ADMIN)).body.key as string;
     const balance = async () => (await http(gw.base, 'GET', '/balance', undefined, { 'x-api-key': key })).body.object.balance as number;
@@ -61,7 +73,16 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
       n++;
       const text = `full disk ${n} ${'x'.repeat(100)}`;
       return n % 2 === 0
-        ? { legacy: false, res: await http(gw.base, 'POST', '/messages/sms/send', { receivers: [5511987000008 + n * 10], message: text, route: route.body.id }, { 'x-api-key': key }) }
+        ? {
+            legacy: false,
+            res: await http(
+              gw.base,
+              'POST',
+              '/messages/sms/send',
+              { receivers: [5511987000008 + n * 10], message: text, route: route.body.id },
+              { 'x-api-key': key },
+            ),
+          }
         : { legacy: true, res: await http(gw.base, 'POST', '/api/v2/send', { Receivers: String(11987000008 + n * 10), Content: text }, { 'auth-key': key }) };
     };
     for (let i = 0; i < 10; i++) assert.equal((await send()).res.status, 200);
@@ -69,7 +90,11 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
     // Messages the SMSC has, whose answers come once the disk is full.
     sim.setMode({ responseDelayMs: 1000 });
     for (let i = 0; i < 10; i++) assert.equal((await send()).res.status, 200);
-    await until('the messages at the SMSC', () => sim.stats.submits.length, (count) => count >= 20);
+    await until(
+      'the messages at the SMSC',
+      () => sim.stats.submits.length,
+      (count) => count >= 20,
+    );
     fill(filler);
     let refused = 0;
     for (let i = 0; i < 4000 && refused < 5; i++) {
@@ -79,8 +104,13 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
       refused++;
       assert.ok(res.headers.get('retry-after'), 'a 503 says when to retry');
       assert.match(res.headers.get('content-type') ?? '', /application\/json/);
-      if (legacy) assert.deepEqual(Object.keys(res.body).sort(), ['Message', 'Object', 'Success']), assert.equal(res.body.Success, false);
-      else assert.equal(res.body.hasError, true), assert.match(res.body.message, /disk is full|unavailable/);
+      if (legacy) {
+        assert.deepEqual(Object.keys(res.body).sort(), ['Message', 'Object', 'Success']);
+        assert.equal(res.body.Success, false);
+      } else {
+        assert.equal(res.body.hasError, true);
+        assert.match(res.body.message, /disk is full|unavailable/);
+      }
     }
     assert.ok(refused > 0, 'the full disk refused some request');
     // Full for longer than a lease, while the SMSC's answers come.
@@ -92,7 +122,12 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
 
     rmSync(filler);
     // Space is back: sends work again.
-    await until('a send accepted again', async () => (await send()).res.status, (s) => s === 200, 30_000);
+    await until(
+      'a send accepted again',
+      async () => (await send()).res.status,
+      (s) => s === 200,
+      30_000,
+    );
     if (duringFull !== null) assert.ok((await balance()) <= duringFull);
 
     const file = new SQLite(join(dataDir, 'gateway.sqlite'), { readonly: true, fileMustExist: true });
@@ -104,9 +139,16 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
       );
       // The SMSC saw each message once: an answer that could not be written was kept, not sent again after its lease.
       const texts = sim.messages().map((m) => m.text);
-      assert.deepEqual(texts.filter((t, i) => texts.indexOf(t) !== i), [], 'messages sent more than once');
+      assert.deepEqual(
+        texts.filter((t, i) => texts.indexOf(t) !== i),
+        [],
+        'messages sent more than once',
+      );
       assert.equal(texts.length, messages.length, 'every accepted message was sent');
-      assert.ok(messages.every((m) => m.status === 'DELIVERED'), 'every receipt was written');
+      assert.ok(
+        messages.every((m) => m.status === 'DELIVERED'),
+        'every receipt was written',
+      );
       // Money: what is left is what was given less what the accepted messages cost, and the ledger says the same.
       const acc = file.prepare('select balance from accounts where id = ?').get(account.body.id) as { balance: number };
       const charged = messages.reduce((sum, m) => sum + m.cost, 0);

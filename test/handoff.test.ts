@@ -20,7 +20,11 @@ let route: RouteRow;
 let phone = 5511930000000;
 before(async () => {
   fresh = await freshDatabase();
-  db = await openDatabase({ dataDir: fresh.env.GATEWAY_DATA_DIR ?? '', databaseUrl: fresh.env.DATABASE_URL, ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}) });
+  db = await openDatabase({
+    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
+    databaseUrl: fresh.env.DATABASE_URL,
+    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
+  });
   const account = await db.kysely
     .insertInto('accounts')
     .values({ name: 'Handoff', role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })
@@ -42,14 +46,31 @@ async function newRoute(): Promise<RouteRow> {
   const connector = `c${phone++}`;
   return db.kysely
     .insertInto('routes')
-    .values({ display_name: connector, product_name: 'SMS', product_id: 1, fare_price: 1000, reply_fare_price: 0, channel: 'SMS', connector, created_at: Date.now() } as never)
+    .values({
+      display_name: connector,
+      product_name: 'SMS',
+      product_id: 1,
+      fare_price: 1000,
+      reply_fare_price: 0,
+      channel: 'SMS',
+      connector,
+      created_at: Date.now(),
+    } as never)
     .returningAll()
     .executeTakeFirstOrThrow();
 }
 
 function request(to: string[], handoff?: Handoff, scheduleAt: number | null = null): AcceptInput {
   return {
-    accountId, route, source: 'gateway', content: 'hello', tag: null, custom: null, sender: null, scheduleAt, handoff,
+    accountId,
+    route,
+    source: 'gateway',
+    content: 'hello',
+    tag: null,
+    custom: null,
+    sender: null,
+    scheduleAt,
+    handoff,
     items: to.map((receiver) => ({ receiver, content: 'hello', segments: 1, tag: null, custom: null, payload: null })),
   };
 }
@@ -63,7 +84,12 @@ async function accept(...inputs: AcceptInput[]): Promise<AcceptResult[]> {
 }
 
 const rowsOf = (requestId: string) =>
-  db.kysely.selectFrom('messages').select(['id', 'receiver', 'status', 'lease_owner', 'due_at', 'attempts']).where('request_id', '=', requestId).orderBy('id').execute();
+  db.kysely
+    .selectFrom('messages')
+    .select(['id', 'receiver', 'status', 'lease_owner', 'due_at', 'attempts'])
+    .where('request_id', '=', requestId)
+    .orderBy('id')
+    .execute();
 
 describe(`accept with a handoff offer (${DIALECT})`, () => {
   // Each test on a connector of its own: an empty outbox.
@@ -77,28 +103,44 @@ describe(`accept with a handoff offer (${DIALECT})`, () => {
     const [result] = await accept(request(to, offer(3)));
     const rows = await rowsOf(result?.requestId ?? '');
     const handed = rows.filter((r) => r.status === 'SENDING');
-    assert.deepEqual(handed.map((r) => r.receiver), to.slice(0, 3));
+    assert.deepEqual(
+      handed.map((r) => r.receiver),
+      to.slice(0, 3),
+    );
     for (const r of handed) {
       assert.equal(r.lease_owner, 'dispatcher-1');
       assert.equal(Number(r.attempts), 1);
       assert.ok(Number(r.due_at) >= started + LEASE, 'leased for a whole lease');
     }
-    assert.deepEqual(rows.filter((r) => r.status === 'QUEUED').map((r) => r.receiver), to.slice(3));
-    assert.deepEqual(result?.handedOff, handed.map((r) => [to.indexOf(r.receiver), r.id]));
+    assert.deepEqual(
+      rows.filter((r) => r.status === 'QUEUED').map((r) => r.receiver),
+      to.slice(3),
+    );
+    assert.deepEqual(
+      result?.handedOff,
+      handed.map((r) => [to.indexOf(r.receiver), r.id]),
+    );
   });
 
   it('nothing is handed off while the connector has due messages waiting for a claim', async () => {
     await accept(request(receivers(1)));
     const [result] = await accept(request(receivers(2), offer(10)));
     assert.deepEqual(result?.handedOff, []);
-    assert.deepEqual((await rowsOf(result?.requestId ?? '')).map((r) => r.status), ['QUEUED', 'QUEUED']);
+    assert.deepEqual(
+      (await rowsOf(result?.requestId ?? '')).map((r) => r.status),
+      ['QUEUED', 'QUEUED'],
+    );
   });
 
   it('a receiver with a message waiting for a retry, or held back by the dispatcher, is not handed off; the others are', async () => {
     const [retrying, heldBack, free] = receivers(3) as [string, string, string];
     const [first] = await accept(request([retrying], offer(1)));
     // The carrier handed it back: queued again, due later.
-    await db.kysely.updateTable('messages').set({ status: 'QUEUED', due_at: Date.now() + 30_000, lease_owner: null }).where('request_id', '=', first?.requestId ?? '').execute();
+    await db.kysely
+      .updateTable('messages')
+      .set({ status: 'QUEUED', due_at: Date.now() + 30_000, lease_owner: null })
+      .where('request_id', '=', first?.requestId ?? '')
+      .execute();
     const [result] = await accept(request([retrying, heldBack, free], offer(10, [heldBack])));
     const rows = await rowsOf(result?.requestId ?? '');
     assert.deepEqual(Object.fromEntries(rows.map((r) => [r.receiver, r.status])), { [retrying]: 'QUEUED', [heldBack]: 'QUEUED', [free]: 'SENDING' });
@@ -107,7 +149,10 @@ describe(`accept with a handoff offer (${DIALECT})`, () => {
   it('in one batch, a message left queued holds back later messages of its receiver', async () => {
     const [shared, other] = receivers(2) as [string, string];
     const [queued, offered] = await accept(request([shared]), request([shared, other], offer(10)));
-    assert.deepEqual((await rowsOf(queued?.requestId ?? '')).map((r) => r.status), ['QUEUED']);
+    assert.deepEqual(
+      (await rowsOf(queued?.requestId ?? '')).map((r) => r.status),
+      ['QUEUED'],
+    );
     const rows = await rowsOf(offered?.requestId ?? '');
     assert.deepEqual(Object.fromEntries(rows.map((r) => [r.receiver, r.status])), { [shared]: 'QUEUED', [other]: 'SENDING' });
   });
@@ -117,7 +162,10 @@ describe(`accept with a handoff offer (${DIALECT})`, () => {
     await db.kysely.insertInto('blocklist').values({ account_id: accountId, phone: blocked, created_at: Date.now() }).execute();
     const [scheduled] = await accept(request(receivers(2), offer(10), Date.now() + 3_600_000));
     assert.deepEqual(scheduled?.handedOff, []);
-    assert.deepEqual((await rowsOf(scheduled?.requestId ?? '')).map((r) => r.status), ['SCHEDULED', 'SCHEDULED']);
+    assert.deepEqual(
+      (await rowsOf(scheduled?.requestId ?? '')).map((r) => r.status),
+      ['SCHEDULED', 'SCHEDULED'],
+    );
     const [now] = await accept(request([blocked, free], offer(10)));
     const rows = await rowsOf(now?.requestId ?? '');
     assert.deepEqual(Object.fromEntries(rows.map((r) => [r.receiver, r.status])), { [blocked]: 'BLOCKED', [free]: 'SENDING' });
@@ -144,7 +192,10 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
         'all three DELIVERED',
       );
       const ids = report.body.object.map((m: { id: string }) => m.id);
-      assert.deepEqual(ids.filter((id: string) => claimed.has(id)), []);
+      assert.deepEqual(
+        ids.filter((id: string) => claimed.has(id)),
+        [],
+      );
     } finally {
       await gw.close();
     }

@@ -55,9 +55,21 @@ export interface TestGateway {
   /** Operator API call with the admin token. */
   admin(method: InjectOptions['method'], url: string, payload?: unknown): Promise<{ status: number; body: any }>;
   /** Gateway call with an API key. */
-  call(key: string | null, method: InjectOptions['method'], url: string, payload?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  call(
+    key: string | null,
+    method: InjectOptions['method'],
+    url: string,
+    payload?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
   /** A customer account with an SMS simulator route, credits and an API key. */
-  customer(options?: { balance?: number | string; farePrice?: string; replyFarePrice?: string; allowedIps?: string[]; role?: 'CUSTOMER' | 'RESELLER' }): Promise<Customer>;
+  customer(options?: {
+    balance?: number | string;
+    farePrice?: string;
+    replyFarePrice?: string;
+    allowedIps?: string[];
+    role?: 'CUSTOMER' | 'RESELLER';
+  }): Promise<Customer>;
   /** Waits until every accepted message and receipt was written and the predicate holds. */
   eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T>;
   close(): Promise<void>;
@@ -100,7 +112,13 @@ export async function startGateway(env: Record<string, string> = {}, coreOptions
     async customer(options = {}) {
       const account = await gateway.admin('POST', '/admin/accounts', { name: 'Customer', balance: options.balance ?? 100, role: options.role ?? 'CUSTOMER' });
       const route = await gateway.admin('POST', '/admin/routes', {
-        displayName: 'SMS Simulator', productName: 'SMS', productId: 1, farePrice: options.farePrice ?? '0.10', replyFarePrice: options.replyFarePrice ?? '0.02', channel: 'SMS', connector: 'simulator',
+        displayName: 'SMS Simulator',
+        productName: 'SMS',
+        productId: 1,
+        farePrice: options.farePrice ?? '0.10',
+        replyFarePrice: options.replyFarePrice ?? '0.02',
+        channel: 'SMS',
+        connector: 'simulator',
       });
       await gateway.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
       const key = await gateway.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, options.allowedIps ? { allowedIps: options.allowedIps } : {});

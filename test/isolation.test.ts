@@ -53,7 +53,9 @@ async function stateOf(key: string) {
 
 /** No identifier or text of A anywhere in an answer to B (except an id B itself sent, echoed back). */
 function assertNothingOfA(res: Res, echoed?: string) {
-  const text = JSON.stringify(res.body).split(echoed ?? '\u0000').join('<given>');
+  const text = JSON.stringify(res.body)
+    .split(echoed ?? '\u0000')
+    .join('<given>');
   for (const secret of [a.immediate, a.scheduled, a.batch, a.immediate.toUpperCase(), ...a.messageIds, ...A_TEXTS]) {
     assert.ok(!text.includes(secret), `B's answer shows A's ${secret}: ${text.slice(0, 500)}`);
   }
@@ -80,7 +82,12 @@ before(async () => {
   a.group = group.body.id;
   a.immediate = await send(A.key, { receivers: [phone(1)], message: 'A-secret immediate', tag: 'a-tag', custom: 'a-custom', route: A.routeId });
   a.scheduled = await send(A.key, {
-    receivers: [phone(2)], contactGroups: [a.group], message: 'A-secret scheduled', tag: 'a-tag', custom: 'a-custom', scheduleDate: new Date(Date.now() + 86_400_000).toISOString(),
+    receivers: [phone(2)],
+    contactGroups: [a.group],
+    message: 'A-secret scheduled',
+    tag: 'a-tag',
+    custom: 'a-custom',
+    scheduleDate: new Date(Date.now() + 86_400_000).toISOString(),
   });
   const batch = await gw.call(A.key, 'POST', '/messages/sms/batch/send', { messages: [{ receiver: phone(3), message: 'A-secret batch' }], tag: 'a-tag' });
   assert.equal(batch.status, 200);
@@ -88,15 +95,23 @@ before(async () => {
   await gw.eventually(
     () => get(A.key, '/reports/messages/sent?statuses=DELIVERED'),
     (res) => res.body.totalRecords === 2,
-    'A\'s immediate messages to be delivered',
+    "A's immediate messages to be delivered",
   );
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone(1), text: 'A-secret reply' });
-  await gw.eventually(() => get(A.key, '/reports/messages/received'), (res) => res.body.totalRecords === 1, 'A\'s reply');
+  await gw.eventually(
+    () => get(A.key, '/reports/messages/received'),
+    (res) => res.body.totalRecords === 1,
+    "A's reply",
+  );
 
   // B has data of its own, so an empty answer is not just an empty account.
   b.group = (await gw.admin('POST', `/admin/accounts/${B.accountId}/contact-groups`, { name: 'B group', numbers: [phone(20)] })).body.id;
   b.request = await send(B.key, { receivers: [phone(21)], message: 'B own', tag: 'b-tag' });
-  await gw.eventually(() => get(B.key, '/reports/messages/sent?statuses=DELIVERED'), (res) => res.body.totalRecords === 1, 'B\'s delivery');
+  await gw.eventually(
+    () => get(B.key, '/reports/messages/sent?statuses=DELIVERED'),
+    (res) => res.body.totalRecords === 1,
+    "B's delivery",
+  );
 
   snapshotA = await stateOf(A.key);
   a.messageIds = (snapshotA as Awaited<ReturnType<typeof stateOf>>).sent.object.map((m: any) => m.id);
@@ -107,7 +122,7 @@ after(() => gw.close());
 
 // ----------------------------------------------------------- sending with A's ids
 
-test('send: A\'s contact group id, as id or {id}, alone or with B\'s own: 404, nothing sent', async () => {
+test("send: A's contact group id, as id or {id}, alone or with B's own: 404, nothing sent", async () => {
   const nobody = 999_999;
   for (const shape of [(id: number) => [id], (id: number) => [{ id }], (id: number) => [b.group, id], (id: number) => [{ id: b.group }, { id }]]) {
     const res = await gw.call(B.key, 'POST', '/messages/sms/send', { contactGroups: shape(a.group), message: 'B tries' });
@@ -118,7 +133,7 @@ test('send: A\'s contact group id, as id or {id}, alone or with B\'s own: 404, n
   }
 });
 
-test('send and batch send: A\'s route, not granted to B: 404', async () => {
+test("send and batch send: A's route, not granted to B: 404", async () => {
   const res = await gw.call(B.key, 'POST', '/messages/sms/send', { receivers: [phone(22)], message: 'B tries', route: A.routeId });
   assertNotFound(res);
   assertNothingOfA(res);
@@ -133,10 +148,15 @@ test('send and batch send: A\'s route, not granted to B: 404', async () => {
 
 // ------------------------------------------------------------ reports with A's ids
 
-test('sent report: A\'s request ids, receivers, texts, tags: nothing; unfiltered: B\'s only', async () => {
+test("sent report: A's request ids, receivers, texts, tags: nothing; unfiltered: B's only", async () => {
   const filters = [
     ...[a.immediate, a.scheduled, a.batch, a.immediate.toUpperCase()].map((id) => `requestId=${id}`),
-    `receiver=${phone(1)}`, `receiver=${phone(4)}`, 'content=A-secret', 'tag=a-tag', 'custom=a-custom', 'statuses=SCHEDULED',
+    `receiver=${phone(1)}`,
+    `receiver=${phone(4)}`,
+    'content=A-secret',
+    'tag=a-tag',
+    'custom=a-custom',
+    'statuses=SCHEDULED',
   ];
   for (const f of filters) {
     const res = await get(B.key, `/reports/messages/sent?${f}`);
@@ -145,12 +165,15 @@ test('sent report: A\'s request ids, receivers, texts, tags: nothing; unfiltered
     assertNothingOfA(res);
   }
   const all = await get(B.key, '/reports/messages/sent?limit=1000&startDate=2000-01-01');
-  assert.deepEqual(all.body.object.map((m: any) => m.requestId), [b.request]);
+  assert.deepEqual(
+    all.body.object.map((m: any) => m.requestId),
+    [b.request],
+  );
   assert.equal(all.body.totalRecords, 1);
   assertNothingOfA(all);
 });
 
-test('received report: A\'s reply is not B\'s', async () => {
+test("received report: A's reply is not B's", async () => {
   for (const q of ['', `?sender=${phone(1)}`, '?content=secret', '?startDate=2000-01-01&limit=1000']) {
     const res = await get(B.key, `/reports/messages/received${q}`);
     assert.equal(res.status, 200);
@@ -159,7 +182,7 @@ test('received report: A\'s reply is not B\'s', async () => {
   }
 });
 
-test('requests report, both paths: A\'s request ids give nothing; unfiltered: B\'s only', async () => {
+test("requests report, both paths: A's request ids give nothing; unfiltered: B's only", async () => {
   for (const path of REQUESTS_PATHS) {
     for (const f of [a.immediate, a.scheduled, a.batch].map((id) => `requestId=${id}`).concat(['content=A-secret', 'tag=a-tag', 'custom=a-custom'])) {
       const res = await get(B.key, `${path}?${f}`);
@@ -168,14 +191,17 @@ test('requests report, both paths: A\'s request ids give nothing; unfiltered: B\
       assertNothingOfA(res);
     }
     const all = await get(B.key, `${path}?limit=1000&startDate=2000-01-01`);
-    assert.deepEqual(all.body.object.map((r: any) => [r.requestId, r.userId]), [[b.request, B.accountId]]);
+    assert.deepEqual(
+      all.body.object.map((r: any) => [r.requestId, r.userId]),
+      [[b.request, B.accountId]],
+    );
     assertNothingOfA(all);
   }
 });
 
 // --------------------------------------------------------------- cancel A's requests
 
-test('cancel, both paths: A\'s scheduled, sent and batch requests are 404 for B (not 400: no hint they exist)', async () => {
+test("cancel, both paths: A's scheduled, sent and batch requests are 404 for B (not 400: no hint they exist)", async () => {
   for (const path of CANCEL_PATHS) {
     for (const id of [a.scheduled, a.scheduled.toUpperCase(), a.immediate, a.batch]) {
       const res = await gw.call(B.key, 'POST', path, { requestId: id });
@@ -191,16 +217,22 @@ test('cancel, both paths: A\'s scheduled, sent and batch requests are 404 for B 
 
 test('contacts, routes and balance: B sees only its own', async () => {
   const contacts = await get(B.key, '/contacts');
-  assert.deepEqual(contacts.body.object.map((g: any) => g.id), [b.group]);
+  assert.deepEqual(
+    contacts.body.object.map((g: any) => g.id),
+    [b.group],
+  );
   assertNothingOfA(contacts);
   const routes = await get(B.key, '/routes');
-  assert.deepEqual(routes.body.object.map((r: any) => r.id), [B.routeId]);
+  assert.deepEqual(
+    routes.body.object.map((r: any) => r.id),
+    [B.routeId],
+  );
   assert.notEqual(B.routeId, A.routeId);
   const balance = await get(B.key, '/balance');
   assert.equal(balance.body.object.balance, balanceB);
 });
 
-test('B\'s API key is not an operator token', async () => {
+test("B's API key is not an operator token", async () => {
   for (const url of [`/admin/accounts/${A.accountId}`, `/admin/accounts/${B.accountId}`]) {
     const res = await gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${B.key}`, 'x-api-key': B.key } });
     assert.equal(res.statusCode, 401);
@@ -213,8 +245,12 @@ test('B\'s API key is not an operator token', async () => {
 test('after all of the above, nothing of A changed and B paid nothing', async () => {
   assert.deepEqual(await stateOf(A.key), snapshotA);
   const scheduled = await get(A.key, `/reports/messages/sent?requestId=${a.scheduled}`);
-  assert.deepEqual(scheduled.body.object.map((m: any) => m.status), ['SCHEDULED', 'SCHEDULED', 'SCHEDULED'], 'A\'s scheduled messages are still scheduled');
+  assert.deepEqual(
+    scheduled.body.object.map((m: any) => m.status),
+    ['SCHEDULED', 'SCHEDULED', 'SCHEDULED'],
+    "A's scheduled messages are still scheduled",
+  );
   assert.equal((await get(B.key, '/balance')).body.object.balance, balanceB);
-  assert.equal((await get(B.key, '/reports/messages/sent')).body.totalRecords, 1, 'B\'s failed attempts wrote nothing');
+  assert.equal((await get(B.key, '/reports/messages/sent')).body.totalRecords, 1, "B's failed attempts wrote nothing");
   assert.equal((await gw.call(A.key, 'POST', '/messages/request/cancel', { requestId: a.scheduled })).status, 200, 'A still owns its request');
 });

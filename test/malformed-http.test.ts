@@ -97,7 +97,7 @@ async function send(request: string, mode: 'bytes' | 'whole'): Promise<RawAnswer
       await until(() => !open() || server.bytesRead > read);
     }
   }
-  const result = await until(() => answer ?? (closed ? parseAnswer(data) ?? fail(data) : undefined));
+  const result = await until(() => answer ?? (closed ? (parseAnswer(data) ?? fail(data)) : undefined));
   client.destroy();
   return result;
 }
@@ -199,7 +199,10 @@ test('a request head over the parser bound (32 KiB): 431 or 414, in the gateway 
 
 test('conflicting Content-Length headers, and Content-Length with chunked: 400', async () => {
   for (const i of INTERFACES) {
-    for (const headers of [['Content-Length: 2', 'Content-Length: 3'], ['Transfer-Encoding: chunked', 'Content-Length: 2']]) {
+    for (const headers of [
+      ['Content-Length: 2', 'Content-Length: 3'],
+      ['Transfer-Encoding: chunked', 'Content-Length: 2'],
+    ]) {
       const request = requestOf(i, { headers: ['content-type: application/json', ...headers], body: '{}' });
       assertRefused(await send(request, 'bytes'), 400, 'gateway', /Content-Length/, `${i.name} ${headers.join(', ')} byte by byte`);
       assertRefused(await send(request, 'whole'), 400, i.name, /Content-Length/, `${i.name} ${headers.join(', ')} whole`);
@@ -224,7 +227,13 @@ test('a method no route has (PROPFIND, LINK): 404 on the gateway and operator AP
     const legacy = await send(requestOf(LEGACY, { method }), 'bytes');
     assertRefused(legacy, 405, 'legacy', new RegExp(method), `legacy ${method}`);
     assert.match(legacy.headers.allow ?? '', /POST/);
-    assertRefused(await send(requestOf(LEGACY, { method, path: '/api/v2/nothing-here' }), 'bytes'), 404, 'legacy', /nothing-here/, `legacy ${method} unknown path`);
+    assertRefused(
+      await send(requestOf(LEGACY, { method, path: '/api/v2/nothing-here' }), 'bytes'),
+      404,
+      'legacy',
+      /nothing-here/,
+      `legacy ${method} unknown path`,
+    );
   }
 });
 
@@ -248,11 +257,17 @@ test('invalid JSON: 400', async () => {
 
 test('a body over the limit: 413 (a 400 on Legacy v2), by Content-Length and chunked', async () => {
   for (const i of INTERFACES) {
-    const declared = requestOf(i, { headers: ['content-type: application/json', `Content-Length: ${BODY_LIMIT + 1}`], body: `{"a":"${'x'.repeat(BODY_LIMIT)}"}` });
+    const declared = requestOf(i, {
+      headers: ['content-type: application/json', `Content-Length: ${BODY_LIMIT + 1}`],
+      body: `{"a":"${'x'.repeat(BODY_LIMIT)}"}`,
+    });
     // Legacy v2 texts are in the configured language (Portuguese by default).
     assertRefused(await send(declared, 'bytes'), legacyStatus(i, 413), i.name, /too large|grande demais/, `${i.name} Content-Length`);
     const payload = `{"a":"${'x'.repeat(BODY_LIMIT)}"}`;
-    const chunked = requestOf(i, { headers: ['content-type: application/json', 'Transfer-Encoding: chunked'], body: `${payload.length.toString(16)}\r\n${payload}\r\n0\r\n\r\n` });
+    const chunked = requestOf(i, {
+      headers: ['content-type: application/json', 'Transfer-Encoding: chunked'],
+      body: `${payload.length.toString(16)}\r\n${payload}\r\n0\r\n\r\n`,
+    });
     assertRefused(await send(chunked, 'bytes'), legacyStatus(i, 413), i.name, /too large|grande demais/, `${i.name} chunked`);
   }
 });

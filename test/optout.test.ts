@@ -30,7 +30,11 @@ async function deliver(key: string, to: string, message = 'Promo') {
   const res = await gw.call(key, 'POST', '/messages/sms/send', { receivers: [to], message });
   assert.equal(res.status, 200, JSON.stringify(res.body));
   const requestId = res.headers['x-request-id'] as string;
-  await gw.eventually(() => gw.call(key, 'GET', `/reports/messages/sent?requestId=${requestId}`), (r) => r.body.object[0]?.status === 'DELIVERED', 'delivery');
+  await gw.eventually(
+    () => gw.call(key, 'GET', `/reports/messages/sent?requestId=${requestId}`),
+    (r) => r.body.object[0]?.status === 'DELIVERED',
+    'delivery',
+  );
   return requestId;
 }
 
@@ -38,7 +42,11 @@ async function deliver(key: string, to: string, message = 'Promo') {
 async function inbound(from: string, text: string) {
   const count = handled.filter((r) => r.sender === from && r.content === text).length;
   assert.equal((await gw.admin('POST', '/admin/simulator/inbound', { from, text })).status, 202);
-  await gw.eventually(async () => handled.filter((r) => r.sender === from && r.content === text).length, (n) => n > count, `the hooks for "${text}"`);
+  await gw.eventually(
+    async () => handled.filter((r) => r.sender === from && r.content === text).length,
+    (n) => n > count,
+    `the hooks for "${text}"`,
+  );
 }
 
 const blocked = async (accountId: number, to: string) =>
@@ -64,7 +72,15 @@ test('"Sair" puts the sender on the blocklist; later sends are BLOCKED and not c
 });
 
 test('case, accents, spaces and punctuation do not matter; other texts do not opt out', async () => {
-  const cases: [string, boolean][] = [[' pArAr ', true], ['Cancelár', true], ['stop!', true], ['S A I R', true], ['Sair agora', false], ['Não', false], ['obrigado', false]];
+  const cases: [string, boolean][] = [
+    [' pArAr ', true],
+    ['Cancelár', true],
+    ['stop!', true],
+    ['S A I R', true],
+    ['Sair agora', false],
+    ['Não', false],
+    ['obrigado', false],
+  ];
   for (const [i, [text, expected]] of cases.entries()) {
     const to = phone(10 + i);
     await deliver(alice.key, to);
@@ -111,7 +127,14 @@ test('keywords per account through the operator API', async () => {
 
 test('opt-out keywords: bad input 400, unknown account 404, no token 401', async () => {
   const url = `/admin/accounts/${alice.accountId}/opt-out-keywords`;
-  for (const body of [{}, { keywords: 'SAIR' }, { keywords: ['!!!'] }, { keywords: [''] }, { keywords: [5] }, { keywords: Array.from({ length: 51 }, (_, i) => `k${i}`) }]) {
+  for (const body of [
+    {},
+    { keywords: 'SAIR' },
+    { keywords: ['!!!'] },
+    { keywords: [''] },
+    { keywords: [5] },
+    { keywords: Array.from({ length: 51 }, (_, i) => `k${i}`) },
+  ]) {
     const res = await gw.admin('PUT', url, body);
     assert.equal(res.status, 400, JSON.stringify(body));
     assert.equal(typeof res.body.error, 'string');

@@ -18,7 +18,13 @@ export function phones(gw: TestGateway) {
   /** The text the carrier got for the (single) message of a request; waits until it has it. */
   async function textOf(requestId: string): Promise<string> {
     const row = await gw.core.db.kysely.selectFrom('messages').select('id').where('request_id', '=', requestId).executeTakeFirstOrThrow();
-    return (await gw.eventually(async () => texts.get(row.id), (t) => t !== undefined, `the SMS of request ${requestId} at the carrier`)) ?? '';
+    return (
+      (await gw.eventually(
+        async () => texts.get(row.id),
+        (t) => t !== undefined,
+        `the SMS of request ${requestId} at the carrier`,
+      )) ?? ''
+    );
   }
 
   /** The 6-digit code the phone received for a token request. */

@@ -27,7 +27,19 @@ test('health, readiness, OpenAPI and the rendered docs', async () => {
   assert.equal(ready.json().carriers.simulator, true);
   const doc = (await gw.app.inject({ url: '/openapi.json' })).json();
   assert.equal(doc.openapi, '3.0.3');
-  for (const path of ['/messages/sms/send', '/messages/sms/batch/send', '/reports/messages/sent', '/reports/messages/received', '/api/reports/messages/requests', '/reports/messages/requests', '/api/messages/request/cancel', '/messages/request/cancel', '/contacts', '/routes', '/balance']) {
+  for (const path of [
+    '/messages/sms/send',
+    '/messages/sms/batch/send',
+    '/reports/messages/sent',
+    '/reports/messages/received',
+    '/api/reports/messages/requests',
+    '/reports/messages/requests',
+    '/api/messages/request/cancel',
+    '/messages/request/cancel',
+    '/contacts',
+    '/routes',
+    '/balance',
+  ]) {
     assert.ok(doc.paths[path], `${path} is documented`);
   }
   const send = doc.paths['/messages/sms/send'].post;

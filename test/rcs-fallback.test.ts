@@ -17,7 +17,14 @@ const SECRET = 'rbm-fallback-secret';
 let gw: TestGateway;
 let sim: RbmSim;
 let dir: string;
-const routes: Record<'sms' | 'rcs' | 'rcsPlain' | 'simRcs' | 'expensiveSms' | 'rcsCheap', number> = { sms: 0, rcs: 0, rcsPlain: 0, simRcs: 0, expensiveSms: 0, rcsCheap: 0 };
+const routes: Record<'sms' | 'rcs' | 'rcsPlain' | 'simRcs' | 'expensiveSms' | 'rcsCheap', number> = {
+  sms: 0,
+  rcs: 0,
+  rcsPlain: 0,
+  simRcs: 0,
+  expensiveSms: 0,
+  rcsCheap: 0,
+};
 let keyA: string;
 let accountA: number;
 let keyB: string;
@@ -42,7 +49,12 @@ before(async () => {
   sim = await new RbmSim({ token: TOKEN, secret: SECRET, deliveryMs: 20 }).start();
   dir = mkdtempSync(join(tmpdir(), 'rbm-fallback-'));
   const file = join(dir, 'carriers.json');
-  writeFileSync(file, JSON.stringify({ rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'fallback-agent', tokenEnv: 'RBM_FALLBACK_TOKEN', webhookSecretEnv: 'RBM_FALLBACK_SECRET' }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'fallback-agent', tokenEnv: 'RBM_FALLBACK_TOKEN', webhookSecretEnv: 'RBM_FALLBACK_SECRET' }],
+    }),
+  );
   process.env.RBM_FALLBACK_TOKEN = TOKEN;
   process.env.RBM_FALLBACK_SECRET = SECRET;
   gw = await startGateway({ GATEWAY_CARRIERS_FILE: file, GATEWAY_DEMO: 'false' });
@@ -50,7 +62,15 @@ before(async () => {
   sim.webhookUrl = `http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}/rbm/events/rbm1`;
   // The fallback SMS routes are granted to nobody: the operator's choice, not the customer's.
   routes.sms = await route({ displayName: 'SMS fallback', productName: 'SMS', farePrice: '0.2', channel: 'SMS' });
-  routes.rcs = await route({ displayName: 'RBM', productName: 'RCS', productId: 2, farePrice: '0.5', channel: 'RCS', connector: 'rbm1', fallbackRouteId: routes.sms });
+  routes.rcs = await route({
+    displayName: 'RBM',
+    productName: 'RCS',
+    productId: 2,
+    farePrice: '0.5',
+    channel: 'RCS',
+    connector: 'rbm1',
+    fallbackRouteId: routes.sms,
+  });
   routes.rcsPlain = await route({ displayName: 'RBM no fallback', productName: 'RCS', productId: 2, farePrice: '0.5', channel: 'RCS', connector: 'rbm1' });
   routes.simRcs = await route({ displayName: 'Sim RCS', productName: 'RCS', productId: 2, farePrice: '0.5', channel: 'RCS', fallbackRouteId: routes.sms });
   routes.expensiveSms = await route({ displayName: 'Expensive SMS', productName: 'SMS', farePrice: '3', channel: 'SMS' });
@@ -80,50 +100,94 @@ const send = async (key: string, kind: string, body: unknown) => {
 };
 const sent = async (key: string, requestId: string) => (await gw.call(key, 'GET', `/reports/messages/sent?requestId=${requestId}`)).body.object as any[];
 const final = (key: string, requestId: string, n: number) =>
-  gw.eventually(() => sent(key, requestId), (rows) => rows.length === n && rows.every((m) => ['DELIVERED', 'FAILED'].includes(m.status)), 'final statuses');
+  gw.eventually(
+    () => sent(key, requestId),
+    (rows) => rows.length === n && rows.every((m) => ['DELIVERED', 'FAILED'].includes(m.status)),
+    'final statuses',
+  );
 const messageTo = (requestId: string, receiver: string) =>
   db().selectFrom('messages').selectAll().where('request_id', '=', requestId).where('receiver', '=', receiver).executeTakeFirstOrThrow();
 const ledgerOf = async (requestId: string) =>
-  (await db().selectFrom('ledger').select(['amount', 'reason']).where('request_id', '=', requestId).orderBy('id').execute()).map((r) => [r.amount / 1e6, r.reason]);
-const ledgerSum = async (accountId: number) => (await db().selectFrom('ledger').select('amount').where('account_id', '=', accountId).execute()).reduce((s, r) => s + r.amount, 0) / 1e6;
-const logOf = async (messageId: string) => (await db().selectFrom('status_log').select(['status', 'details']).where('message_id', '=', messageId).orderBy('id').execute()).map((r) => r.status);
+  (await db().selectFrom('ledger').select(['amount', 'reason']).where('request_id', '=', requestId).orderBy('id').execute()).map((r) => [
+    r.amount / 1e6,
+    r.reason,
+  ]);
+const ledgerSum = async (accountId: number) =>
+  (await db().selectFrom('ledger').select('amount').where('account_id', '=', accountId).execute()).reduce((s, r) => s + r.amount, 0) / 1e6;
+const logOf = async (messageId: string) =>
+  (await db().selectFrom('status_log').select(['status', 'details']).where('message_id', '=', messageId).orderBy('id').execute()).map((r) => r.status);
 
 test('card to a phone without RCS: sent as SMS on the fallback route (title, message, button URLs), charged at its price', async () => {
   const start = await balance(keyA);
-  const message = 'Everything in the store is 20% off today only, online and in every shop, while stocks last. Show this message at the till or use the link below.';
+  const message =
+    'Everything in the store is 20% off today only, online and in every shop, while stocks last. Show this message at the till or use the link below.';
   const requestId = await send(keyA, 'card', {
-    receivers: [NO_RCS(1), WITH_RCS(1)], route: routes.rcs, cardTitle: 'Black Friday', cardMessage: message,
+    receivers: [NO_RCS(1), WITH_RCS(1)],
+    route: routes.rcs,
+    cardTitle: 'Black Friday',
+    cardMessage: message,
     buttons: [{ text: 'Shop now', url: 'https://shop.example.com/bf' }, { text: 'Stop' }],
   });
   const report = await final(keyA, requestId, 2);
-  assert.ok(report.every((m) => m.status === 'DELIVERED'), JSON.stringify(report));
+  assert.ok(
+    report.every((m) => m.status === 'DELIVERED'),
+    JSON.stringify(report),
+  );
 
   const text = `Black Friday\n${message}\nShop now: https://shop.example.com/bf`;
   assert.ok(text.length > 160 && text.length <= 306, 'two SMS segments');
   const fallen = await messageTo(requestId, NO_RCS(1));
   assert.deepEqual(
-    { channel: fallen.channel, route: Number(fallen.route_id), connector: fallen.connector, content: fallen.content, payload: fallen.payload, segments: fallen.segments, cost: fallen.cost, status: fallen.status },
+    {
+      channel: fallen.channel,
+      route: Number(fallen.route_id),
+      connector: fallen.connector,
+      content: fallen.content,
+      payload: fallen.payload,
+      segments: fallen.segments,
+      cost: fallen.cost,
+      status: fallen.status,
+    },
     { channel: 'SMS', route: routes.sms, connector: 'simulator', content: text, payload: null, segments: 2, cost: 400_000, status: 'DELIVERED' },
   );
   assert.deepEqual(await logOf(fallen.id), ['QUEUED', 'SENT', 'DELIVERED']);
-  const queued = await db().selectFrom('status_log').select('details').where('message_id', '=', fallen.id).where('status', '=', 'QUEUED').executeTakeFirstOrThrow();
+  const queued = await db()
+    .selectFrom('status_log')
+    .select('details')
+    .where('message_id', '=', fallen.id)
+    .where('status', '=', 'QUEUED')
+    .executeTakeFirstOrThrow();
   assert.equal(queued.details, `no RCS capability: sent as SMS on route ${routes.sms}`);
-  assert.equal(sim.received.some((m) => m.messageId === fallen.id), false, 'the RBM platform never took it');
+  assert.equal(
+    sim.received.some((m) => m.messageId === fallen.id),
+    false,
+    'the RBM platform never took it',
+  );
   const rcs = await messageTo(requestId, WITH_RCS(1));
   assert.equal(rcs.channel, 'RCS');
   assert.equal(rcs.connector, 'rbm1');
 
   // Balance = start - 2 RCS sends + the refunded RCS send - the SMS (2 x 0.2).
   assert.equal(await balance(keyA), Number((start - 1 + 0.5 - 0.4).toFixed(6)));
-  assert.deepEqual(await ledgerOf(requestId), [[-1, 'send'], [0.5, 'refund: no RCS capability, sent as SMS'], [-0.4, 'send: SMS fallback']]);
+  assert.deepEqual(await ledgerOf(requestId), [
+    [-1, 'send'],
+    [0.5, 'refund: no RCS capability, sent as SMS'],
+    [-0.4, 'send: SMS fallback'],
+  ]);
   assert.equal(await ledgerSum(accountA), await balance(keyA));
 
   // Reports: the sent report shows what the message became; the requests report what was asked.
   const row = report.find((m) => m.receiver === NO_RCS(1));
-  assert.deepEqual({ content: row.content, product: row.product, route: row.route, details: row.statusDetails }, { content: text, product: 'SMS', route: 'SMS fallback', details: 'stat:DELIVRD err:000' });
+  assert.deepEqual(
+    { content: row.content, product: row.product, route: row.route, details: row.statusDetails },
+    { content: text, product: 'SMS', route: 'SMS fallback', details: 'stat:DELIVRD err:000' },
+  );
   assert.equal(report.find((m) => m.receiver === WITH_RCS(1)).route, 'RBM');
   const request = (await gw.call(keyA, 'GET', `/reports/messages/requests?requestId=${requestId}`)).body.object;
-  assert.deepEqual(request.map((r: any) => [r.content, r.route, r.routeId]), [['Black Friday', 'RBM', routes.rcs]]);
+  assert.deepEqual(
+    request.map((r: any) => [r.content, r.route, r.routeId]),
+    [['Black Friday', 'RBM', routes.rcs]],
+  );
 });
 
 test('the built-in simulator has no RCS for receivers ending in 0009 either: same fallback', async () => {
@@ -143,7 +207,10 @@ test('no fallback route: FAILED and refunded, as before', async () => {
   assert.equal(row.route, 'RBM no fallback');
   assert.equal((await messageTo(requestId, NO_RCS(3))).channel, 'RCS');
   assert.equal(await balance(keyA), start);
-  assert.deepEqual(await ledgerOf(requestId), [[-0.5, 'send'], [0.5, 'refund: rejected by carrier']]);
+  assert.deepEqual(await ledgerOf(requestId), [
+    [-0.5, 'send'],
+    [0.5, 'refund: rejected by carrier'],
+  ]);
 });
 
 test('a balance that does not cover the SMS: FAILED and refunded, nothing else charged', async () => {
@@ -155,7 +222,10 @@ test('a balance that does not cover the SMS: FAILED and refunded, nothing else c
   const stored = await messageTo(requestId, NO_RCS(4));
   assert.deepEqual([stored.channel, stored.connector, stored.cost], ['RCS', 'rbm1', 100_000]);
   assert.equal(await balance(keyB), 1);
-  assert.deepEqual(await ledgerOf(requestId), [[-0.1, 'send'], [0.1, 'refund: rejected by carrier']]);
+  assert.deepEqual(await ledgerOf(requestId), [
+    [-0.1, 'send'],
+    [0.1, 'refund: rejected by carrier'],
+  ]);
   assert.equal(await ledgerSum(accountB), 1);
 });
 
@@ -183,11 +253,28 @@ test('operator API: fallbackRouteId is shown, set, cleared and checked', async (
 
   const set = await gw.admin('PATCH', `/admin/routes/${routes.rcsPlain}`, { fallbackRouteId: routes.sms });
   assert.equal(set.status, 200);
-  assert.deepEqual(set.body, { id: routes.rcsPlain, displayName: 'RBM no fallback', farePrice: 0.5, productName: 'RCS', productId: 2, replyFarePrice: 0, channel: 'RCS', connector: 'rbm1', fallbackRouteId: routes.sms });
+  assert.deepEqual(set.body, {
+    id: routes.rcsPlain,
+    displayName: 'RBM no fallback',
+    farePrice: 0.5,
+    productName: 'RCS',
+    productId: 2,
+    replyFarePrice: 0,
+    channel: 'RCS',
+    connector: 'rbm1',
+    fallbackRouteId: routes.sms,
+  });
   const cleared = await gw.admin('PATCH', `/admin/routes/${routes.rcsPlain}`, { fallbackRouteId: null });
   assert.equal(cleared.body.fallbackRouteId, null);
   const stored = await db().selectFrom('routes').select('fallback_route_id').where('id', '=', routes.rcsPlain).executeTakeFirstOrThrow();
   assert.equal(stored.fallback_route_id, null);
   // Customers' route list (spec 2.3) is unchanged.
-  assert.deepEqual(Object.keys((await gw.call(keyA, 'GET', '/routes')).body.object[0]).sort(), ['displayName', 'farePrice', 'id', 'productId', 'productName', 'replyFarePrice']);
+  assert.deepEqual(Object.keys((await gw.call(keyA, 'GET', '/routes')).body.object[0]).sort(), [
+    'displayName',
+    'farePrice',
+    'id',
+    'productId',
+    'productName',
+    'replyFarePrice',
+  ]);
 });

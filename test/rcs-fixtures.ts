@@ -7,7 +7,13 @@ import type { TestGateway } from './helpers.ts';
 export async function rcsCustomer(gw: TestGateway, options: { balance?: number; farePrice?: string; connector?: string } = {}) {
   const account = await gw.admin('POST', '/admin/accounts', { name: 'RCS customer', balance: options.balance ?? 100 });
   const route = await gw.admin('POST', '/admin/routes', {
-    displayName: 'RCS Simulator', productName: 'RCS', productId: 2, farePrice: options.farePrice ?? '0.25', replyFarePrice: '0.02', channel: 'RCS', connector: options.connector ?? 'simulator',
+    displayName: 'RCS Simulator',
+    productName: 'RCS',
+    productId: 2,
+    farePrice: options.farePrice ?? '0.25',
+    replyFarePrice: '0.02',
+    channel: 'RCS',
+    connector: options.connector ?? 'simulator',
   });
   if (route.status !== 201) throw new Error(`route: ${JSON.stringify(route.body)}`);
   await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
@@ -31,8 +37,12 @@ export interface MediaServer {
  * /big.pdf (bigBytes long), /missing (404), /to-private (302 to 10.0.0.1).
  */
 export async function startMediaServer(bigBytes: number): Promise<MediaServer> {
-  const png = await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#3366cc' } }).png().toBuffer();
-  const jpg = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#cc6633' } }).jpeg().toBuffer();
+  const png = await sharp({ create: { width: 2000, height: 1000, channels: 3, background: '#3366cc' } })
+    .png()
+    .toBuffer();
+  const jpg = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#cc6633' } })
+    .jpeg()
+    .toBuffer();
   const pdf = Buffer.from('%PDF-1.4\n1 0 obj << >> endobj\ntrailer << >>\n%%EOF\n');
   const files: Record<string, [string, Buffer]> = {
     '/wide.png': ['image/png', png],

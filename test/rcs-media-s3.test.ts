@@ -63,11 +63,20 @@ before(async () => {
   sim = await new RbmSim({ token: TOKEN, secret: SECRET, deliveryMs: 20 }).start();
   dir = mkdtempSync(join(tmpdir(), 'rcs-s3-'));
   const carriers = join(dir, 'carriers.json');
-  writeFileSync(carriers, JSON.stringify({ rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'a', tokenEnv: 'RBM_MEDIA_TOKEN', webhookSecretEnv: 'RBM_MEDIA_SECRET' }] }));
+  writeFileSync(
+    carriers,
+    JSON.stringify({ rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'a', tokenEnv: 'RBM_MEDIA_TOKEN', webhookSecretEnv: 'RBM_MEDIA_SECRET' }] }),
+  );
   process.env.RBM_MEDIA_TOKEN = TOKEN;
   process.env.RBM_MEDIA_SECRET = SECRET;
   const common = { GATEWAY_CARRIERS_FILE: carriers, GATEWAY_FETCH_ALLOW: '127.0.0.1', GATEWAY_PUBLIC_URL: 'https://gw.example.com' };
-  const bucket = { MEDIA_S3_BUCKET: BUCKET, MEDIA_S3_ENDPOINT: s3Url, MEDIA_S3_PREFIX: PREFIX, MEDIA_S3_ACCESS_KEY_ID: 'S3RVER', MEDIA_S3_SECRET_ACCESS_KEY: 'S3RVER' };
+  const bucket = {
+    MEDIA_S3_BUCKET: BUCKET,
+    MEDIA_S3_ENDPOINT: s3Url,
+    MEDIA_S3_PREFIX: PREFIX,
+    MEDIA_S3_ACCESS_KEY_ID: 'S3RVER',
+    MEDIA_S3_SECRET_ACCESS_KEY: 'S3RVER',
+  };
   gw = await startGateway({ ...common, ...bucket });
   await gw.app.listen({ port: 0, host: '127.0.0.1' });
   sim.webhookUrl = `http://127.0.0.1:${(gw.app.server.address() as AddressInfo).port}/rbm/events/rbm1`;
@@ -92,11 +101,17 @@ const requestIdOf = (res: { status: number; body: unknown; headers: Record<strin
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.headers['x-request-id'] as string;
 };
-const messagesOf = (g: TestGateway, requestId: string) => g.core.db.kysely.selectFrom('messages').select(['id', 'status', 'payload']).where('request_id', '=', requestId).execute();
+const messagesOf = (g: TestGateway, requestId: string) =>
+  g.core.db.kysely.selectFrom('messages').select(['id', 'status', 'payload']).where('request_id', '=', requestId).execute();
 const delivered = (g: TestGateway, requestId: string) =>
-  g.eventually(() => messagesOf(g, requestId), (rows) => rows.length > 0 && rows.every((m) => m.status === 'DELIVERED'), `request ${requestId} DELIVERED`);
+  g.eventually(
+    () => messagesOf(g, requestId),
+    (rows) => rows.length > 0 && rows.every((m) => m.status === 'DELIVERED'),
+    `request ${requestId} DELIVERED`,
+  );
 /** The image URL the carrier received for a message. */
-const fileUrlAtCarrier = (messageId: string | undefined) => sim.received.find((m) => m.messageId === messageId)?.body.contentMessage.richCard?.standaloneCard?.cardContent.media?.contentInfo.fileUrl;
+const fileUrlAtCarrier = (messageId: string | undefined) =>
+  sim.received.find((m) => m.messageId === messageId)?.body.contentMessage.richCard?.standaloneCard?.cardContent.media?.contentInfo.fileUrl;
 const bucketObject = async (key: string) => {
   const res = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
   return { bytes: Buffer.from(await (res.Body?.transformToByteArray() ?? new Uint8Array())), contentType: res.ContentType, cacheControl: res.CacheControl };
@@ -125,7 +140,12 @@ test('a card send stores the processed image in the bucket; the carrier gets our
   const res = await served(gw, photoName);
   assert.equal(res.status, 200);
   assert.ok(res.bytes.equals(stored.bytes), 'GET /media serves the bucket object');
-  assert.deepEqual(res.headers, { 'content-type': 'image/jpeg', 'content-length': String(stored.bytes.length), 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' });
+  assert.deepEqual(res.headers, {
+    'content-type': 'image/jpeg',
+    'content-length': String(stored.bytes.length),
+    'cache-control': 'public, max-age=31536000, immutable',
+    'x-content-type-options': 'nosniff',
+  });
   assert.deepEqual(puts, [`${PREFIX}${photoName}`], 'one upload');
   assert.equal(existsSync(join(gw.config.GATEWAY_DATA_DIR, 'media')), false, 'nothing in the data directory');
 });
@@ -146,7 +166,10 @@ test('GET /media answers the same from the bucket as from the data directory', a
   assert.equal(JSON.parse(row?.payload ?? '{}').card.media.url, `https://gw.example.com/media/${photoName}`, 'the same name: re-encoding is deterministic');
   assert.deepEqual(await served(gw, photoName), await served(gwDir, photoName));
   for (const name of [`${'0'.repeat(64)}.jpg`, `${'0'.repeat(64)}.pdf`, 'not-a-name.jpg', '..%2F..%2Fetc%2Fpasswd']) {
-    const [fromBucket, fromDir] = [await gw.app.inject({ method: 'GET', url: `/media/${name}` }), await gwDir.app.inject({ method: 'GET', url: `/media/${name}` })];
+    const [fromBucket, fromDir] = [
+      await gw.app.inject({ method: 'GET', url: `/media/${name}` }),
+      await gwDir.app.inject({ method: 'GET', url: `/media/${name}` }),
+    ];
     assert.equal(fromBucket.statusCode, 404, name);
     assert.equal(fromBucket.statusCode, fromDir.statusCode, name);
     assert.equal(fromBucket.body, fromDir.body, name);

@@ -9,7 +9,10 @@ const card = (title: string | null, description: string | null, withMedia = true
   title,
   description,
   media: withMedia ? media : null,
-  suggestions: [{ text: 'Site', url: 'https://example.com/s' }, { text: 'Ok', url: null }],
+  suggestions: [
+    { text: 'Site', url: 'https://example.com/s' },
+    { text: 'Ok', url: null },
+  ],
 });
 
 const samples: RcsPayload[] = [

@@ -96,7 +96,11 @@ const requestIdOf = (res: Awaited<ReturnType<typeof post>>) => {
 const messagesOf = (requestId: string) =>
   gw.core.db.kysely.selectFrom('messages').select(['id', 'status', 'status_details', 'attempts']).where('request_id', '=', requestId).execute();
 const delivered = (requestId: string) =>
-  gw.eventually(() => messagesOf(requestId), (rows) => rows.length > 0 && rows.every((m) => m.status === 'DELIVERED'), `request ${requestId} DELIVERED`);
+  gw.eventually(
+    () => messagesOf(requestId),
+    (rows) => rows.length > 0 && rows.every((m) => m.status === 'DELIVERED'),
+    `request ${requestId} DELIVERED`,
+  );
 
 test('sends through a service-account connection are DELIVERED; one token serves them all, concurrent ones included', async () => {
   // Five receivers at once: the connector's workers all ask for a token together and share one exchange.
@@ -136,7 +140,11 @@ test('a key the platform does not know: nothing delivered, a clear status, charg
   const received = sim.received.length;
   const requestId = requestIdOf(await post(bad.key, { receivers: [phone(11)], message: 'never sent' }));
   // Two attempts: the retry must not debit again.
-  const [row] = await gw.eventually(() => messagesOf(requestId), (rows) => rows[0]?.status === 'QUEUED' && (rows[0]?.attempts ?? 0) >= 2, 'a second failed attempt');
+  const [row] = await gw.eventually(
+    () => messagesOf(requestId),
+    (rows) => rows[0]?.status === 'QUEUED' && (rows[0]?.attempts ?? 0) >= 2,
+    'a second failed attempt',
+  );
   assert.match(row?.status_details ?? '', /^RBM: service account token: .*\/token answered HTTP 400 invalid_grant: Invalid JWT Signature\.$/);
   assert.equal(sim.received.length, received, 'nothing reached the platform');
   assert.equal(sim.tokens.grants, grants, 'no token was issued');
@@ -148,10 +156,20 @@ test('a key the platform does not know: nothing delivered, a clear status, charg
 test('a refused key is logged as an error naming the fix; the send is a retryable failure', async () => {
   const lines: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
-  const carrier = new RbmCarrier({ name: 'direct', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(wrong.privateKey, sim.tokenUrl)), webhookSecret: SECRET, logger });
+  const carrier = new RbmCarrier({
+    name: 'direct',
+    baseUrl: sim.url,
+    agentId: 'a',
+    serviceAccount: parseServiceAccount(keyJson(wrong.privateKey, sim.tokenUrl)),
+    webhookSecret: SECRET,
+    logger,
+  });
   await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const results: SubmitResult[] = [];
-  await carrier.submit([{ id: `bad-key-${Date.now()}`, receiver: phone(12), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }], (_id, r) => results.push(r));
+  await carrier.submit(
+    [{ id: `bad-key-${Date.now()}`, receiver: phone(12), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }],
+    (_id, r) => results.push(r),
+  );
   await carrier.stop();
   assert.equal(results.length, 1);
   assert.equal(results[0]?.ok, false);
@@ -167,10 +185,20 @@ test('the token endpoint unreachable: a retryable failure naming it', async () =
   const deadUri = closed.tokenUrl;
   await closed.stop();
   const logger = pino({ level: 'silent' });
-  const down = new RbmCarrier({ name: 'down', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(good.privateKey, deadUri)), webhookSecret: SECRET, logger });
+  const down = new RbmCarrier({
+    name: 'down',
+    baseUrl: sim.url,
+    agentId: 'a',
+    serviceAccount: parseServiceAccount(keyJson(good.privateKey, deadUri)),
+    webhookSecret: SECRET,
+    logger,
+  });
   await down.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const results: SubmitResult[] = [];
-  await down.submit([{ id: `down-${Date.now()}`, receiver: phone(13), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }], (_id, r) => results.push(r));
+  await down.submit(
+    [{ id: `down-${Date.now()}`, receiver: phone(13), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }],
+    (_id, r) => results.push(r),
+  );
   await down.stop();
   assert.equal(results[0]?.ok === false && results[0].retry, true, JSON.stringify(results));
   assert.match(results[0]?.ok === false ? results[0].error : '', /^RBM: service account token: .*\/token: fetch failed \(ECONNREFUSED\)$/);
@@ -179,13 +207,23 @@ test('the token endpoint unreachable: a retryable failure naming it', async () =
 test('the token endpoint answering 5xx: a retryable failure and a warning (not an error: nothing to fix in the key)', async () => {
   const lines: { level: number; msg: string }[] = [];
   const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
-  const carrier = new RbmCarrier({ name: 'outage', baseUrl: sim.url, agentId: 'a', serviceAccount: parseServiceAccount(keyJson(good.privateKey, sim.tokenUrl)), webhookSecret: SECRET, logger });
+  const carrier = new RbmCarrier({
+    name: 'outage',
+    baseUrl: sim.url,
+    agentId: 'a',
+    serviceAccount: parseServiceAccount(keyJson(good.privateKey, sim.tokenUrl)),
+    webhookSecret: SECRET,
+    logger,
+  });
   await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
   const received = sim.received.length;
   sim.tokenOutage = 503;
   const results: SubmitResult[] = [];
   try {
-    await carrier.submit([{ id: `outage-${Date.now()}`, receiver: phone(14), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }], (_id, r) => results.push(r));
+    await carrier.submit(
+      [{ id: `outage-${Date.now()}`, receiver: phone(14), content: 'x', channel: 'RCS', payload: { kind: 'basic', text: 'x' }, sender: null }],
+      (_id, r) => results.push(r),
+    );
   } finally {
     sim.tokenOutage = null;
     await carrier.stop();
@@ -193,7 +231,11 @@ test('the token endpoint answering 5xx: a retryable failure and a warning (not a
   assert.equal(results[0]?.ok === false && results[0].retry, true, JSON.stringify(results));
   assert.match(results[0]?.ok === false ? results[0].error : '', /answered HTTP 503 internal_failure: the token service is down/);
   assert.equal(sim.received.length, received);
-  assert.deepEqual(lines.map((l) => l.level), [40], 'one warning');
+  assert.deepEqual(
+    lines.map((l) => l.level),
+    [40],
+    'one warning',
+  );
 });
 
 test('the simulated token endpoint checks the assertion as Google does: signature, iss, aud, scope, lifetime', async () => {
@@ -204,14 +246,19 @@ test('the simulated token endpoint checks the assertion as Google does: signatur
     return `${input}.${sign('RSA-SHA256', Buffer.from(input), key).toString('base64url')}`;
   };
   const exchange = async (assertion: string, grant = JWT_BEARER_GRANT) => {
-    const res = await fetch(sim.tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ grant_type: grant, assertion }).toString() });
+    const res = await fetch(sim.tokenUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: grant, assertion }).toString(),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const ok = await exchange(jwt(claims));
   assert.equal(ok.status, 200);
   assert.equal(ok.body.token_type, 'Bearer');
   assert.equal(ok.body.expires_in, 3600);
-  const agentCall = (token: string) => fetch(`${sim.url}/v1/phones/+${phone(20)}/capabilities`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+  const agentCall = (token: string) =>
+    fetch(`${sim.url}/v1/phones/+${phone(20)}/capabilities`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
   assert.equal(await agentCall(String(ok.body.access_token)), 200, 'an issued token opens the agent API');
   assert.equal(await agentCall('made-up'), 401);
   const refusals: [string, string, RegExp][] = [
@@ -241,9 +288,16 @@ test('config: exactly one credential, a readable key file, a key with a private 
     return buildCarriers(readCarriersFile(file), process.env, log);
   };
   const refused = (connection: Record<string, unknown>, message: RegExp) =>
-    assert.throws(() => start(connection), (err: unknown) => err instanceof ConfigError && message.test(err.message), JSON.stringify(connection));
+    assert.throws(
+      () => start(connection),
+      (err: unknown) => err instanceof ConfigError && message.test(err.message),
+      JSON.stringify(connection),
+    );
 
-  refused({ tokenEnv: 'RBM_AUTH_TOKEN', serviceAccountFile: 'good-key.json' }, /\/rbm\/0: give exactly one of tokenEnv, serviceAccountFile, serviceAccountEnv \(found tokenEnv and serviceAccountFile\)/);
+  refused(
+    { tokenEnv: 'RBM_AUTH_TOKEN', serviceAccountFile: 'good-key.json' },
+    /\/rbm\/0: give exactly one of tokenEnv, serviceAccountFile, serviceAccountEnv \(found tokenEnv and serviceAccountFile\)/,
+  );
   refused({ serviceAccountFile: 'good-key.json', serviceAccountEnv: 'RBM_AUTH_SHORT_KEY' }, /found serviceAccountFile and serviceAccountEnv/);
   refused({}, /give exactly one of tokenEnv, serviceAccountFile, serviceAccountEnv \(found none\)/);
   refused({ serviceAccountFile: 'missing.json' }, /RBM connection "r": cannot read serviceAccountFile .*missing\.json \(ENOENT/);

@@ -26,7 +26,10 @@ before(async () => {
   sim = await new RbmSim({ token: TOKEN, secret: SECRET, deliveryMs: 20 }).start();
   dir = mkdtempSync(join(tmpdir(), 'rbm-'));
   const file = join(dir, 'carriers.json');
-  writeFileSync(file, JSON.stringify({ rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'test-agent', tokenEnv: 'RBM_TEST_TOKEN', webhookSecretEnv: 'RBM_TEST_SECRET' }] }));
+  writeFileSync(
+    file,
+    JSON.stringify({ rbm: [{ name: 'rbm1', baseUrl: sim.url, agentId: 'test-agent', tokenEnv: 'RBM_TEST_TOKEN', webhookSecretEnv: 'RBM_TEST_SECRET' }] }),
+  );
   process.env.RBM_TEST_TOKEN = TOKEN;
   process.env.RBM_TEST_SECRET = SECRET;
   gw = await startGateway({ GATEWAY_CARRIERS_FILE: file, GATEWAY_FETCH_ALLOW: '127.0.0.1', GATEWAY_PUBLIC_URL: 'https://gw.example.com' });
@@ -45,13 +48,18 @@ const phone = (n: number) => `55219${String(n).padStart(4, '0')}7777`;
 const post = (kind: string, body: unknown) => gw.call(rcs.key, 'POST', `/messages/rcs/${kind}/send`, body);
 const sent = async (query: string) => (await gw.call(rcs.key, 'GET', `/reports/messages/sent${query}`)).body;
 const balance = async () => (await gw.call(rcs.key, 'GET', '/balance')).body.object.balance as number;
-const idsOf = async (requestId: string) => (await gw.core.db.kysely.selectFrom('messages').select(['id', 'receiver']).where('request_id', '=', requestId).execute());
+const idsOf = async (requestId: string) =>
+  await gw.core.db.kysely.selectFrom('messages').select(['id', 'receiver']).where('request_id', '=', requestId).execute();
 const requestIdOf = (res: Awaited<ReturnType<typeof post>>) => {
   assert.equal(res.status, 200, JSON.stringify(res.body));
   return res.headers['x-request-id'] as string;
 };
 const statusOf = (requestId: string, status: string) =>
-  gw.eventually(() => sent(`?requestId=${requestId}`), (b) => b.object.length > 0 && b.object.every((m: { status: string }) => m.status === status), status);
+  gw.eventually(
+    () => sent(`?requestId=${requestId}`),
+    (b) => b.object.length > 0 && b.object.every((m: { status: string }) => m.status === status),
+    status,
+  );
 
 test('basic text goes out as an RBM agent message with our message id, DELIVERED comes back signed', async () => {
   const requestId = requestIdOf(await post('basic', { receivers: [phone(1)], message: 'Olá pelo RBM' }));
@@ -66,7 +74,12 @@ test('basic text goes out as an RBM agent message with our message id, DELIVERED
 });
 
 test('card and carousel: rich cards with our media URL and open-URL suggestions', async () => {
-  const card = { cardImage: `${media.base}/photo.jpg`, cardTitle: 'Oferta', cardMessage: 'Só hoje', buttons: [{ text: 'Comprar', url: 'https://shop.example.com/x' }, { text: 'Não' }] };
+  const card = {
+    cardImage: `${media.base}/photo.jpg`,
+    cardTitle: 'Oferta',
+    cardMessage: 'Só hoje',
+    buttons: [{ text: 'Comprar', url: 'https://shop.example.com/x' }, { text: 'Não' }],
+  };
   const single = requestIdOf(await post('card', { receivers: [phone(2)], ...card }));
   const carousel = requestIdOf(await post('carousel', { receivers: [phone(3)], cards: [card, { cardTitle: 'Dois' }] }));
   await statusOf(single, 'DELIVERED');
@@ -124,11 +137,21 @@ test('the event endpoint: a bad or missing signature is 401, an unknown connecti
 test('a retried submit after a lost answer is idempotent: the platform answers 409 and it counts as sent', async () => {
   const carrier = new RbmCarrier({ name: 'direct', baseUrl: sim.url, agentId: 'a', token: TOKEN, webhookSecret: SECRET, logger: pino({ level: 'silent' }) });
   await carrier.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });
-  const message = { id: `retry-${Date.now()}`, receiver: phone(6), content: 'x', channel: 'RCS' as const, payload: { kind: 'basic', text: 'once' }, sender: null };
+  const message = {
+    id: `retry-${Date.now()}`,
+    receiver: phone(6),
+    content: 'x',
+    channel: 'RCS' as const,
+    payload: { kind: 'basic', text: 'once' },
+    sender: null,
+  };
   const results: SubmitResult[] = [];
   await carrier.submit([message], (_id, r) => results.push(r));
   await carrier.submit([message], (_id, r) => results.push(r));
-  assert.deepEqual(results, [{ ok: true, carrierIds: [message.id] }, { ok: true, carrierIds: [message.id] }]);
+  assert.deepEqual(results, [
+    { ok: true, carrierIds: [message.id] },
+    { ok: true, carrierIds: [message.id] },
+  ]);
   assert.equal(sim.received.filter((m) => m.messageId === message.id).length, 1);
   const bad = new RbmCarrier({ name: 'bad', baseUrl: sim.url, agentId: 'a', token: 'wrong', webhookSecret: SECRET, logger: pino({ level: 'silent' }) });
   await bad.start({ receipt: async () => undefined, inbound: async () => undefined, unfinished: async () => [] });

@@ -35,17 +35,23 @@ const requestIdOf = (res: Res) => {
   return id as string;
 };
 const payloadsOf = async (requestId: string) =>
-  (await gw.core.db.kysely.selectFrom('messages').select(['payload', 'content', 'segments', 'channel']).where('request_id', '=', requestId).execute()).map((r) => ({
-    ...r,
-    payload: JSON.parse(r.payload ?? 'null'),
-  }));
+  (await gw.core.db.kysely.selectFrom('messages').select(['payload', 'content', 'segments', 'channel']).where('request_id', '=', requestId).execute()).map(
+    (r) => ({
+      ...r,
+      payload: JSON.parse(r.payload ?? 'null'),
+    }),
+  );
 
 function assertFailure(res: Res, fields: string[]) {
   assert.equal(res.status, 400, JSON.stringify(res.body));
   assert.equal(res.body.hasError, true);
   assert.equal(res.body.object, null);
   assert.equal(res.body.errors.length, fields.length, JSON.stringify(res.body.errors));
-  for (const f of fields) assert.ok(res.body.errors.some((e: string) => e.startsWith(`${f}:`)), `no error for ${f}: ${JSON.stringify(res.body.errors)}`);
+  for (const f of fields)
+    assert.ok(
+      res.body.errors.some((e: string) => e.startsWith(`${f}:`)),
+      `no error for ${f}: ${JSON.stringify(res.body.errors)}`,
+    );
 }
 
 /** Nothing queued, nothing charged. */
@@ -58,7 +64,11 @@ async function assertNothingWritten(fn: () => Promise<void>) {
 }
 
 const delivered = (requestId: string, n: number) =>
-  gw.eventually(() => sent(`?requestId=${requestId}`), (b) => b.object.length === n && b.object.every((m: { status: string }) => m.status === 'DELIVERED'), 'RCS delivery');
+  gw.eventually(
+    () => sent(`?requestId=${requestId}`),
+    (b) => b.object.length === n && b.object.every((m: { status: string }) => m.status === 'DELIVERED'),
+    'RCS delivery',
+  );
 
 test('basic: accepted, one send x farePrice per receiver, delivered through the simulator', async () => {
   const before = await balance();
@@ -80,7 +90,7 @@ test('basic: accepted, one send x farePrice per receiver, delivered through the 
   }
 });
 
-test('basic: a long text is still one send; without route the account\'s RCS route is used', async () => {
+test("basic: a long text is still one send; without route the account's RCS route is used", async () => {
   const before = await balance();
   const res = await post('basic', { receivers: [phone(3)], message: 'x'.repeat(1000) });
   requestIdOf(res);
@@ -97,7 +107,15 @@ test('basic: every problem in one answer, nothing queued or charged', async () =
 });
 
 test('an SMS route cannot carry RCS', async () => {
-  const sms = await gw.admin('POST', '/admin/routes', { displayName: 'SMS', productName: 'SMS', productId: 1, farePrice: '0.1', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' });
+  const sms = await gw.admin('POST', '/admin/routes', {
+    displayName: 'SMS',
+    productName: 'SMS',
+    productId: 1,
+    farePrice: '0.1',
+    replyFarePrice: '0',
+    channel: 'SMS',
+    connector: 'simulator',
+  });
   await gw.admin('POST', `/admin/accounts/${rcs.accountId}/routes`, { routeId: sms.body.id });
   await assertNothingWritten(async () => {
     assertFailure(await post('basic', { receivers: [phone(5)], message: 'hi', route: sms.body.id }), ['route']);
@@ -144,7 +162,10 @@ test('card: image shrunk to the card limit and re-encoded, buttons as suggestion
   assert.equal(stored?.payload.kind, 'card');
   assert.equal(card.title, 'Promo');
   assert.equal(card.description, 'Desconto');
-  assert.deepEqual(card.suggestions, [{ text: 'Site', url: 'https://example.com/a' }, { text: 'Ok', url: null }]);
+  assert.deepEqual(card.suggestions, [
+    { text: 'Site', url: 'https://example.com/a' },
+    { text: 'Ok', url: null },
+  ]);
   assert.equal(card.media.contentType, 'image/png');
   assert.equal(card.media.width, 1440);
   assert.equal(card.media.height, 720);
@@ -160,15 +181,27 @@ test('card: text only is a card; no image and no text, too many buttons, bad but
   await assertNothingWritten(async () => {
     assertFailure(await post('card', { receivers: [phone(9)], cardTitle: ' ' }), ['cardImage']);
     const five = Array.from({ length: 5 }, (_, i) => ({ text: `b${i}`, url: 'https://example.com' }));
-    assertFailure(await post('card', { receivers: [phone(9)], cardTitle: 't'.repeat(201), cardMessage: 'm'.repeat(2001), buttons: five }), ['cardTitle', 'cardMessage', 'buttons']);
-    assertFailure(await post('card', { receivers: [phone(9)], cardTitle: 'x', buttons: [{ text: 'js', url: 'javascript:alert(1)' }, { url: 'https://example.com' }] }), ['buttons[0].url', 'buttons[1].text']);
+    assertFailure(await post('card', { receivers: [phone(9)], cardTitle: 't'.repeat(201), cardMessage: 'm'.repeat(2001), buttons: five }), [
+      'cardTitle',
+      'cardMessage',
+      'buttons',
+    ]);
+    assertFailure(
+      await post('card', { receivers: [phone(9)], cardTitle: 'x', buttons: [{ text: 'js', url: 'javascript:alert(1)' }, { url: 'https://example.com' }] }),
+      ['buttons[0].url', 'buttons[1].text'],
+    );
     assertFailure(await post('card', { receivers: [phone(9)], cardImage: `${media.base}/broken.png`, cardTitle: 'x' }), ['cardImage']);
     assertFailure(await post('card', { receivers: [phone(9)], cardImage: `${media.base}/doc.pdf`, cardTitle: 'x' }), ['cardImage']);
   });
 });
 
 test('carousel: 2..10 cards, JPEG re-encoded, content "carousel of N cards"', async () => {
-  const card = (i: number) => ({ cardImage: `${media.base}/photo.jpg`, cardTitle: `Card ${i}`, cardMessage: 'text', buttons: [{ text: 'Ver', url: `https://example.com/${i}` }] });
+  const card = (i: number) => ({
+    cardImage: `${media.base}/photo.jpg`,
+    cardTitle: `Card ${i}`,
+    cardMessage: 'text',
+    buttons: [{ text: 'Ver', url: `https://example.com/${i}` }],
+  });
   const before = await balance();
   const res = await post('carousel', { receivers: [phone(10), phone(11)], cards: [card(1), card(2), card(3)] });
   const requestId = requestIdOf(res);

@@ -7,8 +7,6 @@ let gw: TestGateway;
 let alice: Customer;
 let bob: Customer;
 
-type Res = Awaited<ReturnType<TestGateway['call']>>;
-
 const phone = (n: number) => `55119${String(n).padStart(4, '0')}7777`;
 const micros = (n: number) => Math.round(n * 1_000_000);
 const FINAL = ['DELIVERED', 'UNDELIVERED', 'EXPIRED', 'FAILED'];
@@ -42,7 +40,13 @@ async function send(key: string, body: Record<string, unknown>): Promise<string>
 const inDays = (days: number) => DateTime.now().plus({ days }).startOf('second').toUTC().toISO() as string;
 
 async function settled(key: string, requestId: string) {
-  return (await gw.eventually(() => sent(key, `?requestId=${requestId}`), (b) => b.object.length > 0 && b.object.every((m: any) => FINAL.includes(m.status)), `final statuses of ${requestId}`)).object;
+  return (
+    await gw.eventually(
+      () => sent(key, `?requestId=${requestId}`),
+      (b) => b.object.length > 0 && b.object.every((m: any) => FINAL.includes(m.status)),
+      `final statuses of ${requestId}`,
+    )
+  ).object;
 }
 
 function assertFailure(res: { status: number; body: any }, status: number, field?: string) {
@@ -58,9 +62,37 @@ function assertFailure(res: { status: number; body: any }, status: number, field
   }
 }
 
-const SENT_FIELDS = ['content', 'createdAt', 'custom', 'id', 'product', 'receiver', 'requestId', 'route', 'schedule', 'sentAt', 'status', 'statusDetails', 'tag'];
+const SENT_FIELDS = [
+  'content',
+  'createdAt',
+  'custom',
+  'id',
+  'product',
+  'receiver',
+  'requestId',
+  'route',
+  'schedule',
+  'sentAt',
+  'status',
+  'statusDetails',
+  'tag',
+];
 const RECEIVED_FIELDS = ['content', 'messageId', 'receivedAt', 'sender'];
-const REQUEST_FIELDS = ['content', 'createdAt', 'custom', 'product', 'productId', 'requestCount', 'requestId', 'route', 'routeId', 'schedule', 'sentAt', 'tag', 'userId'];
+const REQUEST_FIELDS = [
+  'content',
+  'createdAt',
+  'custom',
+  'product',
+  'productId',
+  'requestCount',
+  'requestId',
+  'route',
+  'routeId',
+  'schedule',
+  'sentAt',
+  'tag',
+  'userId',
+];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 // Alice's fixed data set for the sent report.
@@ -88,9 +120,16 @@ test('sent report: every message of the account, newest first, with the fields o
   assert.equal(report.object.length, 6);
   for (const m of report.object) assert.deepEqual(Object.keys(m).sort(), SENT_FIELDS);
   const created = report.object.map((m: any) => Date.parse(m.createdAt));
-  assert.deepEqual(created, [...created].sort((a, b) => b - a), 'newest first');
+  assert.deepEqual(
+    created,
+    [...created].sort((a, b) => b - a),
+    'newest first',
+  );
   assert.equal(report.object[0].requestId, r.scheduled);
-  assert.deepEqual(report.object.slice(4).map((m: any) => m.requestId), [r.hello, r.hello]);
+  assert.deepEqual(
+    report.object.slice(4).map((m: any) => m.requestId),
+    [r.hello, r.hello],
+  );
 
   const hello = report.object.find((m: any) => m.receiver === phone(1));
   assert.match(hello.id, /^[0-9a-f-]{36}$/);
@@ -222,7 +261,11 @@ test('a reply is matched to the latest message sent to that number and charged r
 
   const res = await gw.admin('POST', '/admin/simulator/inbound', { from: n, text: 'Yes please' });
   assert.equal(res.status, 202);
-  const report = await gw.eventually(() => received(alice.key), (b) => b.totalRecords === count + 1, 'the reply');
+  const report = await gw.eventually(
+    () => received(alice.key),
+    (b) => b.totalRecords === count + 1,
+    'the reply',
+  );
   const reply = report.object[0];
   assert.deepEqual(Object.keys(reply).sort(), RECEIVED_FIELDS);
   assert.equal(reply.sender, n);
@@ -238,7 +281,11 @@ test('a reply with a leading + is stored by digits; a scheduled message does not
   await send(alice.key, { receivers: [n], message: 'tomorrow', scheduleDate: inDays(1) });
   const count = (await received(alice.key)).totalRecords;
   await gw.admin('POST', '/admin/simulator/inbound', { from: `+${n}`, text: 'plus' });
-  const report = await gw.eventually(() => received(alice.key), (b) => b.totalRecords === count + 1, 'the reply');
+  const report = await gw.eventually(
+    () => received(alice.key),
+    (b) => b.totalRecords === count + 1,
+    'the reply',
+  );
   assert.equal(report.object[0].sender, n);
   assert.equal(report.object[0].messageId, delivered.id);
 });
@@ -251,7 +298,11 @@ test('a reply goes to the account that sent to the number last, and only to it',
   const bobBalance = await balance(bob.key);
 
   await gw.admin('POST', '/admin/simulator/inbound', { from: n, text: 'for bob' });
-  const report = await gw.eventually(() => received(bob.key, `?sender=${n}`), (b) => b.totalRecords === 1, 'bob\'s reply');
+  const report = await gw.eventually(
+    () => received(bob.key, `?sender=${n}`),
+    (b) => b.totalRecords === 1,
+    "bob's reply",
+  );
   assert.equal(report.object[0].messageId, bobs.id);
   assert.equal(micros(bobBalance) - micros(await balance(bob.key)), 20_000);
   assert.deepEqual({ balance: await balance(alice.key), replies: (await received(alice.key)).totalRecords }, aliceBefore);
@@ -260,14 +311,24 @@ test('a reply goes to the account that sent to the number last, and only to it',
 
 test('a text from a number nobody sent to is kept unmatched: no report shows it, nobody pays', async () => {
   const n = phone(29);
-  const before = { alice: await balance(alice.key), bob: await balance(bob.key), ar: (await received(alice.key)).totalRecords, br: (await received(bob.key)).totalRecords };
+  const before = {
+    alice: await balance(alice.key),
+    bob: await balance(bob.key),
+    ar: (await received(alice.key)).totalRecords,
+    br: (await received(bob.key)).totalRecords,
+  };
   await gw.admin('POST', '/admin/simulator/inbound', { from: n, text: 'who is this' });
   await gw.eventually(
     () => gw.core.db.kysely.selectFrom('replies').select(['account_id']).where('sender', '=', n).execute(),
     (rows) => rows.length === 1,
     'the unmatched text to be stored',
   );
-  const after = { alice: await balance(alice.key), bob: await balance(bob.key), ar: (await received(alice.key)).totalRecords, br: (await received(bob.key)).totalRecords };
+  const after = {
+    alice: await balance(alice.key),
+    bob: await balance(bob.key),
+    ar: (await received(alice.key)).totalRecords,
+    br: (await received(bob.key)).totalRecords,
+  };
   assert.deepEqual(after, before);
 });
 
@@ -277,13 +338,24 @@ test('received report filters, paging and bad parameters', async () => {
   const count = (await received(alice.key)).totalRecords;
   for (const text of ['Alpha one', 'beta two', 'ALPHA three']) {
     await gw.admin('POST', '/admin/simulator/inbound', { from: n, text });
-    await gw.eventually(() => received(alice.key), (b) => b.object.some((x: any) => x.content === text), `reply ${text}`);
+    await gw.eventually(
+      () => received(alice.key),
+      (b) => b.object.some((x: any) => x.content === text),
+      `reply ${text}`,
+    );
   }
   const mine = await received(alice.key, `?sender=${n}`);
   assert.equal(mine.totalRecords, 3);
-  assert.deepEqual(mine.object.map((x: any) => x.content), ['ALPHA three', 'beta two', 'Alpha one'], 'newest first');
+  assert.deepEqual(
+    mine.object.map((x: any) => x.content),
+    ['ALPHA three', 'beta two', 'Alpha one'],
+    'newest first',
+  );
   assert.deepEqual((await received(alice.key, `?sender=%2B${n}`)).totalRecords, 3);
-  assert.deepEqual((await received(alice.key, '?content=alpha')).object.map((x: any) => x.content), ['ALPHA three', 'Alpha one']);
+  assert.deepEqual(
+    (await received(alice.key, '?content=alpha')).object.map((x: any) => x.content),
+    ['ALPHA three', 'Alpha one'],
+  );
   const page = await received(alice.key, `?sender=${n}&skip=1&limit=1`);
   assert.deepEqual([page.totalRecords, page.object.map((x: any) => x.content)], [3, ['beta two']]);
   assert.equal((await received(alice.key)).totalRecords, count + 3);
@@ -291,7 +363,13 @@ test('received report filters, paging and bad parameters', async () => {
   assert.equal((await received(alice.key, `?sender=${n}&startDate=${today.toFormat('yyyy-MM-dd')}`)).totalRecords, 3);
   assert.equal((await received(alice.key, `?sender=${n}&startDate=${today.plus({ days: 1 }).toFormat('yyyy-MM-dd')}`)).totalRecords, 0);
   assert.equal((await received(alice.key, `?sender=${n}&endDate=${today.minus({ days: 1 }).toFormat('yyyy-MM-dd')}`)).totalRecords, 0);
-  for (const [query, field] of [['startDate=nope', 'startDate'], ['endDate=2024-02-30', 'endDate'], ['limit=1001', 'limit'], ['skip=-3', 'skip'], ['sender=%00', 'sender']]) {
+  for (const [query, field] of [
+    ['startDate=nope', 'startDate'],
+    ['endDate=2024-02-30', 'endDate'],
+    ['limit=1001', 'limit'],
+    ['skip=-3', 'skip'],
+    ['sender=%00', 'sender'],
+  ]) {
     assertFailure(await get(alice.key, `/reports/messages/received?${query}`), 400, field);
   }
 });
@@ -314,14 +392,31 @@ test('requests report: one row per request, schedule then createdAt descending, 
   const report = await requests(carol.key);
   assert.equal(report.hasError, false);
   assert.equal(report.totalRecords, 6);
-  assert.deepEqual(report.object.map((x: any) => x.requestId), [id.s4, id.s3, id.s1, id.s2, id.i2, id.i1]);
+  assert.deepEqual(
+    report.object.map((x: any) => x.requestId),
+    [id.s4, id.s3, id.s1, id.s2, id.i2, id.i1],
+  );
   assert.deepEqual(await requests(carol.key, '', REQUESTS_PATHS[1]), report, 'the path without /api answers the same');
 
   for (const x of report.object) assert.deepEqual(Object.keys(x).sort(), REQUEST_FIELDS);
   const i1 = report.object.find((x: any) => x.requestId === id.i1);
   assert.deepEqual(
     { ...i1, createdAt: undefined, sentAt: undefined, schedule: undefined },
-    { userId: carol.accountId, content: 'first immediate', createdAt: undefined, sentAt: undefined, requestCount: 2, requestId: id.i1, schedule: undefined, custom: 'x1', tag: 't1', productId: 1, product: 'SMS', routeId: carol.routeId, route: 'SMS Simulator' },
+    {
+      userId: carol.accountId,
+      content: 'first immediate',
+      createdAt: undefined,
+      sentAt: undefined,
+      requestCount: 2,
+      requestId: id.i1,
+      schedule: undefined,
+      custom: 'x1',
+      tag: 't1',
+      productId: 1,
+      product: 'SMS',
+      routeId: carol.routeId,
+      route: 'SMS Simulator',
+    },
   );
   assert.match(i1.createdAt, ISO);
   assert.match(i1.sentAt, ISO);
@@ -334,7 +429,10 @@ test('requests report: one row per request, schedule then createdAt descending, 
   for (const path of REQUESTS_PATHS) {
     const page = await requests(carol.key, '?skip=2&limit=2', path);
     assert.equal(page.totalRecords, 6, 'totalRecords is the total, not the page');
-    assert.deepEqual(page.object.map((x: any) => x.requestId), [id.s1, id.s2]);
+    assert.deepEqual(
+      page.object.map((x: any) => x.requestId),
+      [id.s1, id.s2],
+    );
     const q = async (query: string) => (await requests(carol.key, query, path)).object.map((x: any) => x.requestId);
     assert.deepEqual(await q('?content=IMMEDIATE'), [id.i2, id.i1]);
     assert.deepEqual(await q('?tag=t1'), [id.i1]);
@@ -377,7 +475,15 @@ test('requests report defaults: the last 2 days, 100 per page', async () => {
 
 test('requests report: bad parameters are 400 on both paths', async () => {
   for (const path of REQUESTS_PATHS) {
-    for (const [query, field] of [['limit=1001', 'limit'], ['limit=0', 'limit'], ['skip=-1', 'skip'], ['startDate=2024-99-01', 'startDate'], ['endDate=x', 'endDate'], ['startDate=2030-01-02&endDate=2030-01-01', 'endDate'], ['content=%00', 'content']]) {
+    for (const [query, field] of [
+      ['limit=1001', 'limit'],
+      ['limit=0', 'limit'],
+      ['skip=-1', 'skip'],
+      ['startDate=2024-99-01', 'startDate'],
+      ['endDate=x', 'endDate'],
+      ['startDate=2030-01-02&endDate=2030-01-01', 'endDate'],
+      ['content=%00', 'content'],
+    ]) {
       assertFailure(await get(alice.key, `${path}?${query}`), 400, field);
     }
   }
@@ -395,7 +501,10 @@ test('cancel: scheduled messages become CANCELLED and are refunded exactly, on b
     assert.equal(res.status, 200, JSON.stringify(res.body));
     assert.deepEqual({ ...res.body, message: undefined }, { hasError: false, message: undefined, totalRecords: 0, errors: [], object: null });
     const report = await sent(erin.key, `?requestId=${id}`);
-    assert.deepEqual(report.object.map((m: any) => m.status), ['CANCELLED', 'CANCELLED', 'CANCELLED']);
+    assert.deepEqual(
+      report.object.map((m: any) => m.status),
+      ['CANCELLED', 'CANCELLED', 'CANCELLED'],
+    );
     assert.equal(await balance(erin.key), before, 'refunded to the micro-unit');
 
     assertFailure(await cancel(erin.key, id, path), 400);
@@ -442,7 +551,12 @@ test('cancel: unknown id 404, bad id 400, missing body 400, no key 401', async (
     }
     assertFailure(await gw.call(alice.key, 'POST', path, {}), 400, 'requestId');
     assertFailure(await gw.call(alice.key, 'POST', path), 400);
-    const malformed = await gw.app.inject({ method: 'POST', url: path, headers: { 'x-api-key': alice.key, 'content-type': 'application/json' }, payload: '{"requestId":' });
+    const malformed = await gw.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'x-api-key': alice.key, 'content-type': 'application/json' },
+      payload: '{"requestId":',
+    });
     assertFailure({ status: malformed.statusCode, body: malformed.json() }, 400);
     assertFailure(await cancel(null, r.scheduled, path), 401);
     assertFailure(await cancel(crypto.randomUUID(), r.scheduled, path), 401);
@@ -450,7 +564,7 @@ test('cancel: unknown id 404, bad id 400, missing body 400, no key 401', async (
   assert.equal((await sent(alice.key, `?requestId=${r.scheduled}`)).object[0].status, 'SCHEDULED');
 });
 
-test('cancel of another account\'s request is a 404 and leaves it unchanged', async () => {
+test("cancel of another account's request is a 404 and leaves it unchanged", async () => {
   const id = await send(alice.key, { receivers: [phone(68)], message: 'mine', scheduleDate: inDays(1) });
   const before = { balance: await balance(alice.key), report: await sent(alice.key, `?requestId=${id}`), bob: await balance(bob.key) };
   for (const path of CANCEL_PATHS) {

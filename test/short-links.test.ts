@@ -43,7 +43,17 @@ const balance = async (key: string): Promise<number> => (await gw.call(key, 'GET
 async function link(key: string, destinationUrl: string) {
   const res = await create(key, destinationUrl);
   assertOk(res);
-  return res.body.object as { id: number; code: string; shortUrl: string; destinationUrl: string; accessCount: number; humanAccessCount: number; botAccessCount: number; createdAt: string; updatedAt: string };
+  return res.body.object as {
+    id: number;
+    code: string;
+    shortUrl: string;
+    destinationUrl: string;
+    accessCount: number;
+    humanAccessCount: number;
+    botAccessCount: number;
+    createdAt: string;
+    updatedAt: string;
+  };
 }
 /** One of the account's links, as listed. */
 async function listed(key: string, id: number) {
@@ -65,7 +75,11 @@ function assertFailure(res: Res, status: number, fields?: string[]) {
   assert.ok(Array.isArray(res.body.errors) && res.body.errors.length > 0, JSON.stringify(res.body));
   if (fields) {
     assert.equal(res.body.errors.length, fields.length, `expected one error per problem (${fields.join(', ')}): ${JSON.stringify(res.body.errors)}`);
-    for (const f of fields) assert.ok(res.body.errors.some((e: string) => e.startsWith(`${f}:`)), `no error for ${f}: ${JSON.stringify(res.body.errors)}`);
+    for (const f of fields)
+      assert.ok(
+        res.body.errors.some((e: string) => e.startsWith(`${f}:`)),
+        `no error for ${f}: ${JSON.stringify(res.body.errors)}`,
+      );
   }
 }
 
@@ -79,7 +93,17 @@ function assertNotFoundPage(res: Awaited<ReturnType<typeof follow>>) {
 test('create: a short link with an unguessable base62 code, shortUrl under SHORT_LINK_BASE, counters at zero', async () => {
   const before = Date.now();
   const l = await link(alice.key, 'https://example.com/promo?utm_source=sms&x=1#top');
-  assert.deepEqual(Object.keys(l).sort(), ['accessCount', 'botAccessCount', 'code', 'createdAt', 'destinationUrl', 'humanAccessCount', 'id', 'shortUrl', 'updatedAt']);
+  assert.deepEqual(Object.keys(l).sort(), [
+    'accessCount',
+    'botAccessCount',
+    'code',
+    'createdAt',
+    'destinationUrl',
+    'humanAccessCount',
+    'id',
+    'shortUrl',
+    'updatedAt',
+  ]);
   assert.match(l.code, /^[0-9A-Za-z]{8}$/);
   assert.equal(l.shortUrl, `${BASE}/${l.code}`);
   assert.equal(l.destinationUrl, 'https://example.com/promo?utm_source=sms&x=1#top');
@@ -102,23 +126,53 @@ test('codes are distinct across many links, and a colliding code is retried', as
   const draws = [taken, taken, 'Fresh123'];
   const [row] = await insertLinks(gw.core.db.kysely, alice.accountId, ['https://example.com/retry'], () => draws.shift() ?? newCode());
   assert.equal(row?.code, 'Fresh123');
-  await assert.rejects(insertLinks(gw.core.db.kysely, alice.accountId, ['https://example.com/never'], () => taken), /free short link code/);
+  await assert.rejects(
+    insertLinks(gw.core.db.kysely, alice.accountId, ['https://example.com/never'], () => taken),
+    /free short link code/,
+  );
   // The same code drawn twice in one insert goes to one destination; the other retries.
   const pair = ['Twin0001', 'Twin0001', 'Twin0002'];
   const rows = await insertLinks(gw.core.db.kysely, alice.accountId, ['https://example.com/t1', 'https://example.com/t2'], () => pair.shift() ?? newCode());
-  assert.deepEqual(rows.map((r) => [r.code, r.destination_url]), [['Twin0001', 'https://example.com/t1'], ['Twin0002', 'https://example.com/t2']]);
+  assert.deepEqual(
+    rows.map((r) => [r.code, r.destination_url]),
+    [
+      ['Twin0001', 'https://example.com/t1'],
+      ['Twin0002', 'https://example.com/t2'],
+    ],
+  );
   for (let i = 0; i < 1000; i++) assert.match(newCode(), /^[0-9A-Za-z]{8}$/);
 });
 
 test('destinations: only http(s) URLs with a host, at most 2048 characters; each refusal is one error', async () => {
   const countBefore = (await list(alice.key)).body.totalRecords;
   const bad: unknown[] = [
-    'ftp://example.com/file', 'javascript:alert(1)', 'data:text/html,hi', 'mailto:a@example.com', 'example.com', 'www.example.com', '/relative',
-    'http://', 'https://', 'http:///path', 'https:\\\\example.com', 'https://\\example.com', 'https://?q', 'https://exa mple.com', 'https://example.com/a b', 'https://example.com/\u0007', '', '   ',
-    `https://example.com/${'a'.repeat(2030)}`, 'https://user:secret@example.com/', `${BASE}/abcdefgh`, 'http://[::1', 'https://example.com:99999/',
+    'ftp://example.com/file',
+    'javascript:alert(1)',
+    'data:text/html,hi',
+    'mailto:a@example.com',
+    'example.com',
+    'www.example.com',
+    '/relative',
+    'http://',
+    'https://',
+    'http:///path',
+    'https:\\\\example.com',
+    'https://\\example.com',
+    'https://?q',
+    'https://exa mple.com',
+    'https://example.com/a b',
+    'https://example.com/\u0007',
+    '',
+    '   ',
+    `https://example.com/${'a'.repeat(2030)}`,
+    'https://user:secret@example.com/',
+    `${BASE}/abcdefgh`,
+    'http://[::1',
+    'https://example.com:99999/',
   ];
   for (const url of bad) assertFailure(await create(alice.key, url), 400, ['destinationUrl']);
-  for (const url of [42, null, ['https://example.com'], { href: 'https://example.com' }, true]) assertFailure(await create(alice.key, url), 400, ['destinationUrl']);
+  for (const url of [42, null, ['https://example.com'], { href: 'https://example.com' }, true])
+    assertFailure(await create(alice.key, url), 400, ['destinationUrl']);
   assertFailure(await gw.call(alice.key, 'POST', '/short-links', {}), 400, ['destinationUrl']);
   assertFailure(await gw.call(alice.key, 'POST', '/short-links'), 400);
   for (const payload of ['{"destinationUrl": ', '[]', '"https://example.com"', '']) {
@@ -187,29 +241,49 @@ test('1000 concurrent clicks with mixed User-Agents are counted exactly', async 
   assert.deepEqual([counted.accessCount, counted.humanAccessCount, counted.botAccessCount], [1000, 400, 600]);
 });
 
-test('list: newest first, skip/limit, totalRecords, filter by code or destination (case-insensitive); only the account\'s own live links', async () => {
+test("list: newest first, skip/limit, totalRecords, filter by code or destination (case-insensitive); only the account's own live links", async () => {
   const carol = await gw.customer({ balance: 1 });
   const made = [];
-  for (const url of ['https://shop.example.com/Black-Friday', 'https://shop.example.com/natal', 'https://blog.example.com/post_1', 'https://blog.example.com/post%1']) {
+  for (const url of [
+    'https://shop.example.com/Black-Friday',
+    'https://shop.example.com/natal',
+    'https://blog.example.com/post_1',
+    'https://blog.example.com/post%1',
+  ]) {
     made.push(await link(carol.key, url));
   }
   await link(bob.key, 'https://shop.example.com/bob-only');
   const all = await list(carol.key);
   assertOk(all);
   assert.equal(all.body.totalRecords, 4);
-  assert.deepEqual(all.body.object.map((l: { id: number }) => l.id), made.map((l) => l.id).reverse());
+  assert.deepEqual(
+    all.body.object.map((l: { id: number }) => l.id),
+    made.map((l) => l.id).reverse(),
+  );
   const page = await list(carol.key, '?skip=1&limit=2');
   assert.equal(page.body.totalRecords, 4);
-  assert.deepEqual(page.body.object.map((l: { id: number }) => l.id), [made[2]?.id, made[1]?.id]);
+  assert.deepEqual(
+    page.body.object.map((l: { id: number }) => l.id),
+    [made[2]?.id, made[1]?.id],
+  );
   const shop = await list(carol.key, '?filter=SHOP.example');
   assert.equal(shop.body.totalRecords, 2);
   assert.ok(shop.body.object.every((l: { destinationUrl: string }) => l.destinationUrl.startsWith('https://shop.')));
   assert.equal((await list(carol.key, '?filter=black-friday')).body.totalRecords, 1);
   // LIKE wildcards in the filter are literal.
-  assert.deepEqual((await list(carol.key, '?filter=post_')).body.object.map((l: { id: number }) => l.id), [made[2]?.id]);
-  assert.deepEqual((await list(carol.key, '?filter=%25')).body.object.map((l: { id: number }) => l.id), [made[3]?.id]);
+  assert.deepEqual(
+    (await list(carol.key, '?filter=post_')).body.object.map((l: { id: number }) => l.id),
+    [made[2]?.id],
+  );
+  assert.deepEqual(
+    (await list(carol.key, '?filter=%25')).body.object.map((l: { id: number }) => l.id),
+    [made[3]?.id],
+  );
   const byCode = await list(carol.key, `?filter=${made[1]?.code}`);
-  assert.deepEqual(byCode.body.object.map((l: { id: number }) => l.id), [made[1]?.id]);
+  assert.deepEqual(
+    byCode.body.object.map((l: { id: number }) => l.id),
+    [made[1]?.id],
+  );
   assert.equal((await list(carol.key, '?filter=bob-only')).body.totalRecords, 0);
   assertOk(await gw.call(carol.key, 'DELETE', `/short-links/${made[0]?.id}`));
   assert.equal((await list(carol.key)).body.totalRecords, 3);
@@ -255,12 +329,15 @@ test('delete: answers the deleted link; then 404 on every operation; the code is
   assertFailure(await gw.call(alice.key, 'PUT', `/short-links/${l.id}`, { destinationUrl: 'https://example.com/revive' }), 404);
   assert.equal(await listed(alice.key, l.id), undefined);
   // The code stays taken: a new link can never get it.
-  await assert.rejects(insertLinks(gw.core.db.kysely, bob.accountId, ['https://evil.example.com'], () => l.code), /free short link code/);
+  await assert.rejects(
+    insertLinks(gw.core.db.kysely, bob.accountId, ['https://evil.example.com'], () => l.code),
+    /free short link code/,
+  );
   assertFailure(await gw.call(alice.key, 'DELETE', '/short-links/abc'), 400);
   assertFailure(await gw.call(alice.key, 'DELETE', '/short-links/999999'), 404);
 });
 
-test('another account\'s link ids: 404 on update and delete, the link unchanged and still redirecting', async () => {
+test("another account's link ids: 404 on update and delete, the link unchanged and still redirecting", async () => {
   const l = await link(alice.key, 'https://example.com/alice-only');
   const before = await listed(alice.key, l.id);
   const put = await gw.call(bob.key, 'PUT', `/short-links/${l.id}`, { destinationUrl: 'https://evil.example.com' });
@@ -285,7 +362,9 @@ test('missing or wrong API key: 401 on every operation', async () => {
 
 test('URLs in texts: sentence punctuation and unopened brackets are not part of them; no scheme, no URL', () => {
   assert.deepEqual(findUrls('Veja https://x.com/a. E (https://y.com/b), ou https://en.wikipedia.org/wiki/Foo_(bar)! www.z.com'), [
-    'https://x.com/a', 'https://y.com/b', 'https://en.wikipedia.org/wiki/Foo_(bar)',
+    'https://x.com/a',
+    'https://y.com/b',
+    'https://en.wikipedia.org/wiki/Foo_(bar)',
   ]);
   assert.deepEqual(findUrls('HTTPS://EXAMPLE.COM/A?b=1&c=2, "http://q.com/x"'), ['HTTPS://EXAMPLE.COM/A?b=1&c=2', 'http://q.com/x']);
   assert.deepEqual(findUrls('sem links aqui'), []);
@@ -293,7 +372,7 @@ test('URLs in texts: sentence punctuation and unopened brackets are not part of 
   assert.ok('url' in checkDestination('https://go.example.com.br/other/abc', BASE));
 });
 
-test('SHORT_LINK_BASE: defaults to this server\'s /s, must be an http(s) URL', () => {
+test("SHORT_LINK_BASE: defaults to this server's /s, must be an http(s) URL", () => {
   assert.equal(shortLinkBase(loadConfig({})), 'http://localhost:3000/s');
   assert.equal(shortLinkBase(loadConfig({ PORT: '8080' })), 'http://localhost:8080/s');
   assert.equal(shortLinkBase(loadConfig({ SHORT_LINK_BASE: 'https://sho.rt/' })), 'https://sho.rt');
@@ -306,7 +385,10 @@ const LONG_URL = `https://loja.example.com.br/ofertas/black-friday/smartphones?u
 const sentContents = async (key: string, requestId: string): Promise<string[]> =>
   (await gw.call(key, 'GET', `/reports/messages/sent?requestId=${requestId}&limit=1000`)).body.object.map((m: { content: string }) => m.content);
 const linksTo = async (key: string, destination: string) =>
-  (await list(key, '?limit=1000')).body.object.filter((l: { destinationUrl: string }) => l.destinationUrl === destination) as { code: string; shortUrl: string }[];
+  (await list(key, '?limit=1000')).body.object.filter((l: { destinationUrl: string }) => l.destinationUrl === destination) as {
+    code: string;
+    shortUrl: string;
+  }[];
 
 test('shortenLinks on a send: each URL becomes a short link before charging; the shorter text is charged and sent', async () => {
   const dave = await gw.customer({ balance: 10, farePrice: '0.10' });
@@ -346,7 +428,10 @@ test('shortenLinks: one link per distinct URL of a request; invalid URLs and our
   assert.deepEqual(links.map((l) => l.destinationUrl).sort(), ['https://b.example.com/x', LONG_URL]);
   const code = (url: string) => links.find((l) => l.destinationUrl === url)?.code;
   const [content] = await sentContents(erin.key, String(res.headers['x-request-id']));
-  assert.equal(content, `A ${BASE}/${code(LONG_URL)} B ${BASE}/${code(LONG_URL)}. C (${BASE}/${code('https://b.example.com/x')}) D https://user:pw@c.example.com E ${own}`);
+  assert.equal(
+    content,
+    `A ${BASE}/${code(LONG_URL)} B ${BASE}/${code(LONG_URL)}. C (${BASE}/${code('https://b.example.com/x')}) D https://user:pw@c.example.com E ${own}`,
+  );
 });
 
 test('shortenLinks on a batch send: per-message texts shortened, credits counted on the shortened texts', async () => {
@@ -374,11 +459,20 @@ test('shortenLinks on a refused send (balance, bad field): 400 and no link is le
   const gil = await gw.customer({ balance: '0.05', farePrice: '0.10' });
   const refused = await gw.call(gil.key, 'POST', '/messages/sms/send', { receivers: ['5511955557777'], message: `Veja ${LONG_URL}`, shortenLinks: true });
   assertFailure(refused, 400);
-  const batchRefused = await gw.call(gil.key, 'POST', '/messages/sms/batch/send', { shortenLinks: true, messages: [{ receiver: '5511955557777', message: `Veja ${LONG_URL}` }] });
+  const batchRefused = await gw.call(gil.key, 'POST', '/messages/sms/batch/send', {
+    shortenLinks: true,
+    messages: [{ receiver: '5511955557777', message: `Veja ${LONG_URL}` }],
+  });
   assertFailure(batchRefused, 400);
-  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/send', { receivers: ['12'], message: `Veja ${LONG_URL}`, shortenLinks: true }), 400, ['receivers[0]']);
-  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/send', { receivers: ['5511955557777'], message: `Veja ${LONG_URL}`, shortenLinks: 'yes' }), 400, ['shortenLinks']);
-  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/batch/send', { shortenLinks: 1, messages: [{ receiver: '5511955557777', message: 'x' }] }), 400, ['shortenLinks']);
+  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/send', { receivers: ['12'], message: `Veja ${LONG_URL}`, shortenLinks: true }), 400, [
+    'receivers[0]',
+  ]);
+  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/send', { receivers: ['5511955557777'], message: `Veja ${LONG_URL}`, shortenLinks: 'yes' }), 400, [
+    'shortenLinks',
+  ]);
+  assertFailure(await gw.call(gil.key, 'POST', '/messages/sms/batch/send', { shortenLinks: 1, messages: [{ receiver: '5511955557777', message: 'x' }] }), 400, [
+    'shortenLinks',
+  ]);
   assert.equal((await list(gil.key)).body.totalRecords, 0);
   assert.equal(await balance(gil.key), 0.05);
 });
@@ -395,7 +489,23 @@ test('the operations, the redirect and shortenLinks are in the OpenAPI document'
 
 test('nothing a client sends produces a 500', async () => {
   const l = await link(alice.key, 'https://example.com/fuzz');
-  const values: unknown[] = [null, true, 0, -1, 1e308, '', ' ', 'x'.repeat(5000), 'https://a\u0000b.com', 'https://\u{1F600}.com', 'https://[::1]/', 'http://%zz', 'https://a..b', [], {}];
+  const values: unknown[] = [
+    null,
+    true,
+    0,
+    -1,
+    1e308,
+    '',
+    ' ',
+    'x'.repeat(5000),
+    'https://a\u0000b.com',
+    'https://\u{1F600}.com',
+    'https://[::1]/',
+    'http://%zz',
+    'https://a..b',
+    [],
+    {},
+  ];
   const bodies: unknown[] = [...values, ...values.map((destinationUrl) => ({ destinationUrl }))];
   const ids = ['-1', '0', '1.5', '1e3', '99999999999999999999', '%00', String(l.id)];
   for (const body of bodies) {

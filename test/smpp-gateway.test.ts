@@ -68,18 +68,37 @@ afterEach(async () => {
 async function setup(connection: Record<string, number> = {}): Promise<Setup> {
   const verbose = process.env.SMPP_TEST_LOG === '1';
   const sim = await startSmscSimulator({
-    systemId: 'gwtest', password: 'secret1', receiptDelayMs: 5, rules: RULES,
+    systemId: 'gwtest',
+    password: 'secret1',
+    receiptDelayMs: 5,
+    rules: RULES,
     ...(verbose ? { log: (line: string) => console.log('sim', line) } : {}),
   });
   const dir = mkdtempSync(join(tmpdir(), 'gw-carriers-'));
   const file = join(dir, 'carriers.json');
-  writeFileSync(file, JSON.stringify({
-    smpp: [{
-      name: CONNECTION, host: '127.0.0.1', port: sim.port, systemId: 'gwtest', passwordEnv: PASSWORD_ENV, sourceAddr: SOURCE,
-      windowSize: 10, responseTimeoutMs: 5_000, enquireLinkMs: 5_000, reconnectMinMs: 20, reconnectMaxMs: 200,
-      throttleBackoffMinMs: 10, throttleBackoffMaxMs: 100, ...connection,
-    }],
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      smpp: [
+        {
+          name: CONNECTION,
+          host: '127.0.0.1',
+          port: sim.port,
+          systemId: 'gwtest',
+          passwordEnv: PASSWORD_ENV,
+          sourceAddr: SOURCE,
+          windowSize: 10,
+          responseTimeoutMs: 5_000,
+          enquireLinkMs: 5_000,
+          reconnectMinMs: 20,
+          reconnectMaxMs: 200,
+          throttleBackoffMinMs: 10,
+          throttleBackoffMaxMs: 100,
+          ...connection,
+        },
+      ],
+    }),
+  );
   // The password is read from the process environment, never from the file.
   process.env[PASSWORD_ENV] = 'secret1';
   let gw: TestGateway | null = null;
@@ -99,7 +118,13 @@ async function customerOn(sim: SmscSimulator, gw: TestGateway, dir: string): Pro
   const account = await gw.admin('POST', '/admin/accounts', { name: 'SMPP customer', balance: 100 });
   assert.equal(account.status, 201, JSON.stringify(account.body));
   const route = await gw.admin('POST', '/admin/routes', {
-    displayName: 'SMPP route', productName: 'SMS', productId: 7, farePrice: String(FARE), replyFarePrice: String(REPLY_FARE), channel: 'SMS', connector: CONNECTION,
+    displayName: 'SMPP route',
+    productName: 'SMS',
+    productId: 7,
+    farePrice: String(FARE),
+    replyFarePrice: String(REPLY_FARE),
+    channel: 'SMS',
+    connector: CONNECTION,
   });
   assert.equal(route.status, 201, JSON.stringify(route.body));
   assert.equal(route.body.connector, CONNECTION);
@@ -115,7 +140,10 @@ async function customerOn(sim: SmscSimulator, gw: TestGateway, dir: string): Pro
     return res.body.object as SentRecord[];
   };
   const s: Setup = {
-    sim, gw, key, sent,
+    sim,
+    gw,
+    key,
+    sent,
     async send(receiver, message) {
       const res = await gw.call(key, 'POST', '/messages/sms/send', { receivers: [receiver], message, route: routeId });
       assert.equal(res.status, 200, JSON.stringify(res.body));
@@ -144,16 +172,30 @@ async function customerOn(sim: SmscSimulator, gw: TestGateway, dir: string): Pro
 
 /** GSM 03.38 septets (unpacked) of the characters these tests use, written out independently of the encoder. */
 const GSM_TEST_CHARS: Record<string, number[]> = {
-  '@': [0x00], '$': [0x02], '_': [0x11], '€': [0x1b, 0x65], '{': [0x1b, 0x28], '}': [0x1b, 0x29], '[': [0x1b, 0x3c], ']': [0x1b, 0x3e],
-  '~': [0x1b, 0x3d], '\\': [0x1b, 0x2f], '^': [0x1b, 0x14], '|': [0x1b, 0x40], 'é': [0x05], 'Ü': [0x5e],
+  '@': [0x00],
+  $: [0x02],
+  _: [0x11],
+  '€': [0x1b, 0x65],
+  '{': [0x1b, 0x28],
+  '}': [0x1b, 0x29],
+  '[': [0x1b, 0x3c],
+  ']': [0x1b, 0x3e],
+  '~': [0x1b, 0x3d],
+  '\\': [0x1b, 0x2f],
+  '^': [0x1b, 0x14],
+  '|': [0x1b, 0x40],
+  é: [0x05],
+  Ü: [0x5e],
 };
 function gsmBytes(text: string): Buffer {
-  return Buffer.from([...text].flatMap((ch) => {
-    const mapped = GSM_TEST_CHARS[ch];
-    if (mapped) return mapped;
-    assert.match(ch, /^[A-Za-z0-9 .,:;!?%&'()*+\-/<=>"#]$/, `test text character ${JSON.stringify(ch)} needs a septet in GSM_TEST_CHARS`);
-    return [ch.charCodeAt(0)];
-  }));
+  return Buffer.from(
+    [...text].flatMap((ch) => {
+      const mapped = GSM_TEST_CHARS[ch];
+      if (mapped) return mapped;
+      assert.match(ch, /^[A-Za-z0-9 .,:;!?%&'()*+\-/<=>"#]$/, `test text character ${JSON.stringify(ch)} needs a septet in GSM_TEST_CHARS`);
+      return [ch.charCodeAt(0)];
+    }),
+  );
 }
 /** An amount as the API shows it (micro-unit precision). */
 const money = (n: number): number => Math.round(n * 1e6) / 1e6;
@@ -223,7 +265,11 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     const plain = 'Hello from the gateway: 100% @home, $5 & _under_score_ (test) e Ü!';
     const longGsm = `Prices {EUR}: 5€ [promo] ~ a|b \\ x^2. ${'Every {brace} and € doubles up. '.repeat(6)}End.`;
     const longUcs2 = `Olá! Привет 😀 ${'Mensagem longa com acentuação e emoji 🎉 '.repeat(4)}fim`;
-    const texts: Array<[string, string]> = [['5511987650101', plain], ['5511987650102', longGsm], ['5511987650103', longUcs2]];
+    const texts: Array<[string, string]> = [
+      ['5511987650101', plain],
+      ['5511987650102', longGsm],
+      ['5511987650103', longUcs2],
+    ];
     for (const [receiver, text] of texts) await s.send(receiver, text);
     await s.settled(3, ['DELIVERED']);
 
@@ -307,7 +353,11 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     await s.sim.injectMo({ from: '+5511987653001', to: SOURCE, text: 'YES' });
     const longReply = `Sim, confirmo 👍 ${'obrigado pela mensagem, '.repeat(5)}tchau`;
     await s.sim.injectMo({ from: '+5511987653002', to: SOURCE, text: longReply, reverse: true });
-    const replies = await s.gw.eventually(() => s.received(), (r) => r.length === 2, 'two replies');
+    const replies = await s.gw.eventually(
+      () => s.received(),
+      (r) => r.length === 2,
+      'two replies',
+    );
     const yes = replies.find((r) => r.sender === '5511987653001');
     assert.equal(yes?.content, 'YES');
     assert.equal(yes?.messageId, rows.find((r) => r.receiver === '5511987653001')?.id);
@@ -317,7 +367,7 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     assert.equal(await s.balance(), money(before - 2 * REPLY_FARE));
   });
 
-  it('loses nothing and keeps each receiver\'s order through a throttling storm', async () => {
+  it("loses nothing and keeps each receiver's order through a throttling storm", async () => {
     const s = (current = await setup());
     const { receivers, expected } = await orderedRun(s, (i) => {
       if (i === 20) s.sim.setMode({ throttleNext: 15, queueFullNext: 8 });
@@ -327,7 +377,7 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     for (const r of receivers) assert.deepEqual(arrivalOrder(s.sim, r).texts, expected.get(r), r);
   });
 
-  it('keeps each receiver\'s order when a throttled message is handed back for a later retry', async () => {
+  it("keeps each receiver's order when a throttled message is handed back for a later retry", async () => {
     // One throttle answer too many and the connector gives the message back to the dispatcher, which sends it again after a delay.
     const s = (current = await setup({ maxThrottleRetries: 1 }));
     const { receivers, expected } = await orderedRun(s, (i) => {
@@ -340,7 +390,7 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     for (const r of receivers) assert.deepEqual(arrivalOrder(s.sim, r).texts, expected.get(r), r);
   });
 
-  it('loses nothing and keeps each receiver\'s order through dropped connections', async () => {
+  it("loses nothing and keeps each receiver's order through dropped connections", async () => {
     const s = (current = await setup());
     const { receivers, expected } = await orderedRun(s, (i) => {
       if (i === 15) s.sim.setMode({ dropAfterSubmits: 3 });

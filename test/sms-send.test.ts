@@ -55,7 +55,11 @@ function assertFailure(res: { status: number; body: any }, status: number, field
   for (const e of res.body.errors) assert.equal(typeof e, 'string');
   if (fields) {
     assert.equal(res.body.errors.length, fields.length, `expected one error per problem (${fields.join(', ')}): ${JSON.stringify(res.body.errors)}`);
-    for (const f of fields) assert.ok(res.body.errors.some((e: string) => e.startsWith(`${f}:`)), `no error for ${f}: ${JSON.stringify(res.body.errors)}`);
+    for (const f of fields)
+      assert.ok(
+        res.body.errors.some((e: string) => e.startsWith(`${f}:`)),
+        `no error for ${f}: ${JSON.stringify(res.body.errors)}`,
+      );
   }
 }
 
@@ -82,7 +86,11 @@ test('a send is accepted, charged, dispatched and delivered', async () => {
   assert.equal(res.body.object, null);
   const requestId = requestIdOf(res);
   const before = await balance(alice.key);
-  const report = await gw.eventually(() => sent(alice.key, `?requestId=${requestId}`), (b) => b.object.length === 2 && b.object.every((m: any) => m.status === 'DELIVERED'), 'delivery');
+  const report = await gw.eventually(
+    () => sent(alice.key, `?requestId=${requestId}`),
+    (b) => b.object.length === 2 && b.object.every((m: any) => m.status === 'DELIVERED'),
+    'delivery',
+  );
   assert.equal(report.totalRecords, 2);
   for (const m of report.object) {
     assert.equal(m.requestId, requestId);
@@ -101,7 +109,7 @@ test('receivers as integers, digit strings and +digits; route as a string', asyn
   assert.deepEqual(report.object.map((m: any) => m.receiver).sort(), [phone(1), phone(2), phone(3)].sort());
 });
 
-test('without a route the account\'s SMS route is used', async () => {
+test("without a route the account's SMS route is used", async () => {
   const res = await send(alice.key, { receivers: [phone(4)], message: 'default route' });
   assertOk(res);
   const [request] = (await requests(alice.key, `?requestId=${requestIdOf(res)}`)).object;
@@ -109,7 +117,10 @@ test('without a route the account\'s SMS route is used', async () => {
 });
 
 test('contact groups by id and by {id}, merged with receivers and de-duplicated', async () => {
-  const group = await gw.admin('POST', `/admin/accounts/${alice.accountId}/contact-groups`, { name: 'Clients', numbers: [phone(10), phone(11), `+${phone(12)}`] });
+  const group = await gw.admin('POST', `/admin/accounts/${alice.accountId}/contact-groups`, {
+    name: 'Clients',
+    numbers: [phone(10), phone(11), `+${phone(12)}`],
+  });
   assert.equal(group.status, 201);
   const gid = group.body.id as number;
 
@@ -210,11 +221,17 @@ test('scheduled in account local time (YYYY-MM-DD HH:mm:ss, America/Sao_Paulo): 
   const [request] = (await requests(alice.key, `?requestId=${id}`)).object;
   assert.equal(request.schedule, expected);
 
-  const [done] = (await gw.eventually(() => sent(alice.key, `?requestId=${id}`), (b) => b.object[0]?.status === 'DELIVERED', 'scheduled delivery')).object;
+  const [done] = (
+    await gw.eventually(
+      () => sent(alice.key, `?requestId=${id}`),
+      (b) => b.object[0]?.status === 'DELIVERED',
+      'scheduled delivery',
+    )
+  ).object;
   assert.ok(Date.parse(done.sentAt) >= Date.parse(expected), `sent at ${done.sentAt}, not before ${expected}`);
 });
 
-test('scheduleDate without offset is the account\'s own time zone', async () => {
+test("scheduleDate without offset is the account's own time zone", async () => {
   const key = await customerIn('Asia/Tokyo');
   const at = DateTime.now().setZone('Asia/Tokyo').plus({ days: 1 }).startOf('second');
   const res = await send(key, { receivers: [phone(41)], message: 'tokyo', scheduleDate: at.toFormat('yyyy-MM-dd HH:mm:ss') });
@@ -268,7 +285,15 @@ test('insufficient balance: 400, nothing queued, nothing charged; an exact balan
 });
 
 test('unknown route and a route not granted to the account: 404, nothing written', async () => {
-  const other = await gw.admin('POST', '/admin/routes', { displayName: 'Premium', productName: 'SMS', productId: 2, farePrice: '0.01', replyFarePrice: '0', channel: 'SMS', connector: 'simulator' });
+  const other = await gw.admin('POST', '/admin/routes', {
+    displayName: 'Premium',
+    productName: 'SMS',
+    productId: 2,
+    farePrice: '0.01',
+    replyFarePrice: '0',
+    channel: 'SMS',
+    connector: 'simulator',
+  });
   assert.equal(other.status, 201);
   const owner = await gw.admin('POST', '/admin/accounts', { name: 'Premium owner', balance: 1 });
   assert.equal((await gw.admin('POST', `/admin/accounts/${owner.body.id}/routes`, { routeId: other.body.id })).status, 204, 'granted, but to someone else');
@@ -282,7 +307,15 @@ test('unknown route and a route not granted to the account: 404, nothing written
 });
 
 test('an RCS route given to an SMS send is a 400', async () => {
-  const rcs = await gw.admin('POST', '/admin/routes', { displayName: 'RCS', productName: 'RCS', productId: 3, farePrice: '0.2', replyFarePrice: '0', channel: 'RCS', connector: 'simulator' });
+  const rcs = await gw.admin('POST', '/admin/routes', {
+    displayName: 'RCS',
+    productName: 'RCS',
+    productId: 3,
+    farePrice: '0.2',
+    replyFarePrice: '0',
+    channel: 'RCS',
+    connector: 'simulator',
+  });
   const account = await gw.admin('POST', '/admin/accounts', { name: 'RCS only', balance: 10 });
   await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: rcs.body.id });
   const key = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body.key;
@@ -436,7 +469,13 @@ test('batch: per-message text, custom and tag; one request id; answer {requestId
 
 test('batch: a receiver given twice is one message, charged once', async () => {
   const before = await balance(alice.key);
-  const res = await batch(alice.key, { messages: [{ receiver: phone(83), message: 'first' }, { receiver: Number(phone(83)), message: 'second' }, { receiver: `+${phone(83)}`, message: 'third' }] });
+  const res = await batch(alice.key, {
+    messages: [
+      { receiver: phone(83), message: 'first' },
+      { receiver: Number(phone(83)), message: 'second' },
+      { receiver: `+${phone(83)}`, message: 'third' },
+    ],
+  });
   assertOk(res);
   assert.equal(res.body.object.credits, 1);
   assert.equal((await sent(alice.key, `?requestId=${res.body.object.requestId}`)).totalRecords, 1);
@@ -464,8 +503,24 @@ test('batch: bad input is a 400 naming each problem, nothing written', async () 
     [{ messages: [{ receiver: phone(85), message: '' }] }, ['messages[0].message']],
     [{ messages: [ok, { receiver: 'abc', message: 'x' }] }, ['messages[1].receiver']],
     [{ messages: [ok, { receiver: 123, message: 'x' }] }, ['messages[1].receiver']],
-    [{ messages: [{ receiver: 'abc', message: 5 }, { receiver: phone(86), message: 'x', tag: 5 }] }, ['messages[0].receiver', 'messages[0].message', 'messages[1].tag']],
-    [{ messages: [{ receiver: 123, message: 'x' }, { receiver: 456, message: 'y' }] }, ['messages[0].receiver', 'messages[1].receiver']],
+    [
+      {
+        messages: [
+          { receiver: 'abc', message: 5 },
+          { receiver: phone(86), message: 'x', tag: 5 },
+        ],
+      },
+      ['messages[0].receiver', 'messages[0].message', 'messages[1].tag'],
+    ],
+    [
+      {
+        messages: [
+          { receiver: 123, message: 'x' },
+          { receiver: 456, message: 'y' },
+        ],
+      },
+      ['messages[0].receiver', 'messages[1].receiver'],
+    ],
     [{ messages: [ok], scheduleDate: '2001-01-01 00:00:00' }, ['scheduleDate']],
     [{ messages: [{ receiver: phone(85), message: 'a'.repeat(2001) }] }, ['messages[0].message']],
   ];

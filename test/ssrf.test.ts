@@ -85,8 +85,24 @@ test('loopback without the allow-list is refused before any request', async () =
 
 test('private, link-local, metadata, CGNAT, multicast, unspecified and reserved addresses are refused', async () => {
   for (const host of [
-    '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '240.0.0.1', '192.0.2.1',
-    '[fc00::1]', '[fd12:3456::1]', '[fe80::1]', '[ff02::1]', '[::]', '[::ffff:10.0.0.1]', '[::ffff:169.254.169.254]', '[64:ff9b::a00:1]',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '224.0.0.1',
+    '255.255.255.255',
+    '240.0.0.1',
+    '192.0.2.1',
+    '[fc00::1]',
+    '[fd12:3456::1]',
+    '[fe80::1]',
+    '[ff02::1]',
+    '[::]',
+    '[::ffff:10.0.0.1]',
+    '[::ffff:169.254.169.254]',
+    '[64:ff9b::a00:1]',
   ]) {
     const err = await refused(closed.fetch(`http://${host}/`), 'ADDRESS');
     assert.match(err.message, /only public addresses/);
@@ -127,7 +143,12 @@ test('an allowed redirect is followed; 303 turns a POST into a GET', async () =>
 test('the address a name resolves to is checked when connecting (DNS rebinding)', async () => {
   // Resolves like an attacker's name server: public at registration, loopback when called.
   const rebinding = new SafeFetcher({ resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
-  const mixed = new SafeFetcher({ resolve: async () => [{ address: '10.1.1.1', family: 4 }, { address: '169.254.169.254', family: 4 }] });
+  const mixed = new SafeFetcher({
+    resolve: async () => [
+      { address: '10.1.1.1', family: 4 },
+      { address: '169.254.169.254', family: 4 },
+    ],
+  });
   const trusted = new SafeFetcher({ allow: 'hooks.internal', resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
   try {
     assert.equal(rebinding.check('http://rebind.example:8080/').hostname, 'rebind.example');
@@ -192,7 +213,17 @@ const CARRYING_REFUSED: [string, RegExp][] = [
   ['1234::1', /outside the global unicast range/],
 ];
 /** The same forms around public addresses (8.8.8.8, 65.54.227.120). */
-const CARRYING_PUBLIC = ['::808:808', '::ffff:808:808', '::ffff:0:808:808', '64:ff9b::808:808', '64:ff9b:1::808:808', '64:ff9b:1:abcd::808:808', '64:ff9b:1:808:8:800::', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7'];
+const CARRYING_PUBLIC = [
+  '::808:808',
+  '::ffff:808:808',
+  '::ffff:0:808:808',
+  '64:ff9b::808:808',
+  '64:ff9b:1::808:808',
+  '64:ff9b:1:abcd::808:808',
+  '64:ff9b:1:808:8:800::',
+  '2002:808:808::1',
+  '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+];
 
 test('the address policy judges IPv6 forms that carry an IPv4 address by that address', () => {
   for (const [address, why] of CARRYING_REFUSED) {
@@ -208,7 +239,11 @@ test('URLs with such hosts: refused when the carried address is not public, acce
   const before = seen.length;
   for (const [address] of CARRYING_REFUSED) {
     const host = `[${address}]`;
-    assert.throws(() => checkUrl(`http://${host}/`), (err: unknown) => err instanceof SafeFetchError && err.code === 'ADDRESS' && /only public addresses/.test(err.message), host);
+    assert.throws(
+      () => checkUrl(`http://${host}/`),
+      (err: unknown) => err instanceof SafeFetchError && err.code === 'ADDRESS' && /only public addresses/.test(err.message),
+      host,
+    );
     await refused(closed.fetch(`http://${host}/hook`), 'ADDRESS');
   }
   assert.equal(seen.length, before);

@@ -66,7 +66,11 @@ test('each refusal is its own 400: unknown, wrong phone, phone required, expired
 
   const expiring = await create(alice.key, { phoneNumber: '5511987650012', expireInMinutes: 1 });
   const expiringCode = await codeOf(expiring.headers['x-request-id'] as string);
-  await gw.core.db.kysely.updateTable('tokens' as never).set({ expires_at: Date.now() - 1 } as never).where('phone' as never, '=', '5511987650012' as never).execute();
+  await gw.core.db.kysely
+    .updateTable('tokens' as never)
+    .set({ expires_at: Date.now() - 1 } as never)
+    .where('phone' as never, '=', '5511987650012' as never)
+    .execute();
   assert.match((await validate(alice.key, { token: expiringCode, phoneNumber: '5511987650012' })).body.errors[0], /expired/);
 
   const locking = await create(alice.key, { phoneNumber: '5511987650013' });
@@ -86,7 +90,7 @@ test('creation is limited per phone: the sixth in ten minutes is a 429 and is no
   assert.equal((await gw.call(alice.key, 'GET', '/balance')).body.object.balance, before);
 });
 
-test("bad input is a 400; another account cannot validate a code", async () => {
+test('bad input is a 400; another account cannot validate a code', async () => {
   assert.equal((await create(alice.key, {})).status, 400);
   assert.equal((await create(alice.key, { phoneNumber: 'abc' })).status, 400);
   assert.equal((await create(alice.key, { phoneNumber: '5511987650030', expireInMinutes: 0 })).status, 400);
@@ -104,7 +108,12 @@ test("bad input is a 400; another account cannot validate a code", async () => {
 test('the legacy /tokenmanager shares the store: created on the gateway, validated on the legacy interface', async () => {
   const res = await create(alice.key, { phoneNumber: '5511987650040' });
   const code = await codeOf(res.headers['x-request-id'] as string);
-  const legacy = await gw.app.inject({ method: 'PUT', url: '/api/v2/tokenmanager', headers: { 'auth-key': alice.key }, payload: { TokenCode: code, PhoneNumber: '11987650040' } });
+  const legacy = await gw.app.inject({
+    method: 'PUT',
+    url: '/api/v2/tokenmanager',
+    headers: { 'auth-key': alice.key },
+    payload: { TokenCode: code, PhoneNumber: '11987650040' },
+  });
   assert.equal(legacy.statusCode, 200);
   assert.equal(legacy.json().Success, true);
   assert.equal((await validate(alice.key, { token: code, phoneNumber: '5511987650040' })).status, 400, 'single use across interfaces');
@@ -215,12 +224,23 @@ test('five wrong guesses naming a phone lock every live token of that phone, not
 test('a code is readable only while it can be used: reports mask it once the token is spent, events and the requests report never show it, tokens keep a keyed hash', async () => {
   const ivan = await gw.customer({ balance: 10 });
   assert.equal((await gw.call(ivan.key, 'POST', '/webhooks', { url: 'http://127.0.0.1:9/hook', topics: ['message.status', 'message.reply'] })).status, 200);
-  assert.equal((await gw.admin('PUT', `/admin/accounts/${ivan.accountId}/callbacks`, { replyUrl: 'http://127.0.0.1:9/legacy-reply', statusUrl: 'http://127.0.0.1:9/legacy-status' })).status, 200);
+  assert.equal(
+    (
+      await gw.admin('PUT', `/admin/accounts/${ivan.accountId}/callbacks`, {
+        replyUrl: 'http://127.0.0.1:9/legacy-reply',
+        statusUrl: 'http://127.0.0.1:9/legacy-status',
+      })
+    ).status,
+    200,
+  );
   const db = gw.core.db.kysely;
-  const message = (requestId: string) => db.selectFrom('messages').select(['id', 'content', 'status']).where('request_id', '=', requestId).executeTakeFirstOrThrow();
-  const sentContent = async (requestId: string) => (await gw.call(ivan.key, 'GET', `/reports/messages/sent?requestId=${requestId}`)).body.object[0].content as string;
+  const message = (requestId: string) =>
+    db.selectFrom('messages').select(['id', 'content', 'status']).where('request_id', '=', requestId).executeTakeFirstOrThrow();
+  const sentContent = async (requestId: string) =>
+    (await gw.call(ivan.key, 'GET', `/reports/messages/sent?requestId=${requestId}`)).body.object[0].content as string;
   const detailedContent = async (requestId: string) =>
-    (await gw.app.inject({ method: 'GET', url: `/api/v2/detailedreporting?RequestUniqueId=${requestId}`, headers: { 'auth-key': ivan.key } })).json().Object[0].Content as string;
+    (await gw.app.inject({ method: 'GET', url: `/api/v2/detailedreporting?RequestUniqueId=${requestId}`, headers: { 'auth-key': ivan.key } })).json().Object[0]
+      .Content as string;
 
   const phoneNumber = '5511987655000';
   const res = await create(ivan.key, { prefix: 'Acme', phoneNumber });
@@ -228,7 +248,11 @@ test('a code is readable only while it can be used: reports mask it once the tok
   const code = await codeOf(requestId);
   const text = `Acme: ${code}`;
   assert.equal(await phone.textOf(requestId), text, 'the phone got the code');
-  const delivered = await gw.eventually(() => message(requestId), (m) => m.status === 'DELIVERED', 'the token SMS delivered');
+  const delivered = await gw.eventually(
+    () => message(requestId),
+    (m) => m.status === 'DELIVERED',
+    'the token SMS delivered',
+  );
   assert.equal((await db.selectFrom('messages').select('otp').where('id', '=', delivered.id).executeTakeFirstOrThrow()).otp, 1);
 
   // While it can be used, the account reads its token message whole in the sent reports (as clients in the field do).
@@ -244,18 +268,30 @@ test('a code is readable only while it can be used: reports mask it once the tok
   assert.notEqual(token.code_hash, createHash('sha256').update(`token:${ivan.accountId}:${code}`).digest('hex'), 'not the old unkeyed hash');
   const key = await db.selectFrom('settings').select('value').where('name', '=', 'token_hmac_key').executeTakeFirstOrThrow();
   assert.match(key.value, /^[0-9a-f]{64}$/);
-  assert.equal(token.code_hash, createHmac('sha256', Buffer.from(key.value, 'hex')).update(`${ivan.accountId}:${code}`).digest('hex'), 'HMAC-SHA256 with the server key');
+  assert.equal(
+    token.code_hash,
+    createHmac('sha256', Buffer.from(key.value, 'hex')).update(`${ivan.accountId}:${code}`).digest('hex'),
+    'HMAC-SHA256 with the server key',
+  );
 
   // Events never carry it: a reply to the token SMS carries the text it answers, masked.
   await gw.core.simulator.inbound(phoneNumber, null, 'thanks');
   const bodies = await gw.eventually(
-    async () => (await db.selectFrom('webhook_deliveries' as never).select('body' as never).where('account_id' as never, '=', ivan.accountId as never).execute()) as { body: string }[],
+    async () =>
+      (await db
+        .selectFrom('webhook_deliveries' as never)
+        .select('body' as never)
+        .where('account_id' as never, '=', ivan.accountId as never)
+        .execute()) as { body: string }[],
     (rows) => rows.filter((r) => r.body.includes('thanks')).length === 2,
     'the reply events',
   );
   for (const { body } of bodies) assert.ok(!body.includes(text), body);
   const replies = bodies.map((r) => JSON.parse(r.body)).filter((b) => b.type === 'message.reply' || 'SentContent' in b);
-  assert.deepEqual(replies.map((b) => b.data?.message?.content ?? b.SentContent), ['Acme: ******', 'Acme: ******']);
+  assert.deepEqual(
+    replies.map((b) => b.data?.message?.content ?? b.SentContent),
+    ['Acme: ******', 'Acme: ******'],
+  );
 
   // Used: every report masks it, and the content filter does not find it.
   assert.equal((await validate(ivan.key, { token: code, phoneNumber })).status, 200);
@@ -269,7 +305,11 @@ test('a code is readable only while it can be used: reports mask it once the tok
   const expiring = (await create(ivan.key, { prefix: 'Acme', phoneNumber: '5511987655001' })).headers['x-request-id'] as string;
   const expiringCode = await codeOf(expiring);
   assert.equal(await sentContent(expiring), `Acme: ${expiringCode}`);
-  await tokens().updateTable('tokens').set({ expires_at: Date.now() - 1 }).where('request_id', '=', expiring).execute();
+  await tokens()
+    .updateTable('tokens')
+    .set({ expires_at: Date.now() - 1 })
+    .where('request_id', '=', expiring)
+    .execute();
   assert.equal(await sentContent(expiring), 'Acme: ******');
   const locking = (await create(ivan.key, { prefix: 'Acme', phoneNumber: '5511987655002' })).headers['x-request-id'] as string;
   await codeOf(locking);
@@ -290,7 +330,9 @@ test('a code is readable only while it can be used: reports mask it once the tok
  */
 async function databaseBefore008(db: TestDatabase): Promise<Kysely<any>> {
   const kysely: Kysely<any> = db.pgSchema
-    ? new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.env.DATABASE_URL, max: 2, options: `-c search_path=${db.pgSchema}` }) }) })
+    ? new Kysely({
+        dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: db.env.DATABASE_URL, max: 2, options: `-c search_path=${db.pgSchema}` }) }),
+      })
     : new Kysely({ dialect: new SqliteDialect({ database: new SQLite(join(db.env.GATEWAY_DATA_DIR ?? '', 'gateway.sqlite')) }) });
   const dialect = db.pgSchema ? 'postgres' : 'sqlite';
   const migrations: Record<string, Migration> = {
@@ -302,7 +344,11 @@ async function databaseBefore008(db: TestDatabase): Promise<Kysely<any>> {
     '006_route_fallback': routeFallback,
     '007_waiting_index': waitingIndex,
   };
-  const migrator = new Migrator({ db: kysely, provider: { getMigrations: async () => migrations }, ...(db.pgSchema ? { migrationTableSchema: db.pgSchema } : {}) });
+  const migrator = new Migrator({
+    db: kysely,
+    provider: { getMigrations: async () => migrations },
+    ...(db.pgSchema ? { migrationTableSchema: db.pgSchema } : {}),
+  });
   const { error } = await migrator.migrateToLatest();
   if (error) throw error;
   return kysely;
@@ -315,25 +361,114 @@ test('the migration retires tokens hashed without a key and masks the texts of e
   let accountId = 0;
   let routeId = 0;
   try {
-    accountId = Number((await old.insertInto('accounts').values({ name: 'Judy', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 10_000_000, parent_id: null, active: 1, created_at: now }).returning('id').executeTakeFirstOrThrow()).id);
-    routeId = Number((await old.insertInto('routes').values({ display_name: 'SMS Simulator', product_name: 'SMS', product_id: 1, fare_price: 100_000, reply_fare_price: 20_000, channel: 'SMS', connector: 'simulator', created_at: now, fallback_route_id: null }).returning('id').executeTakeFirstOrThrow()).id);
+    accountId = Number(
+      (
+        await old
+          .insertInto('accounts')
+          .values({ name: 'Judy', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 10_000_000, parent_id: null, active: 1, created_at: now })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id,
+    );
+    routeId = Number(
+      (
+        await old
+          .insertInto('routes')
+          .values({
+            display_name: 'SMS Simulator',
+            product_name: 'SMS',
+            product_id: 1,
+            fare_price: 100_000,
+            reply_fare_price: 20_000,
+            channel: 'SMS',
+            connector: 'simulator',
+            created_at: now,
+            fallback_route_id: null,
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id,
+    );
     await old.insertInto('account_routes').values({ account_id: accountId, route_id: routeId }).execute();
     const oldHash = (code: string) => createHash('sha256').update(`token:${accountId}:${code}`).digest('hex');
-    for (const [id, source, content] of [['r-token', 'token', 'Acme: 123456'], ['r-plain', 'gateway', 'Meeting at 123456']] as const) {
-      await old.insertInto('requests').values({ id, account_id: accountId, route_id: routeId, channel: 'SMS', product: 'SMS', content, tag: null, custom: null, sender: null, source, message_count: 1, cost: 0, schedule_at: now, created_at: now }).execute();
+    for (const [id, source, content] of [
+      ['r-token', 'token', 'Acme: 123456'],
+      ['r-plain', 'gateway', 'Meeting at 123456'],
+    ] as const) {
+      await old
+        .insertInto('requests')
+        .values({
+          id,
+          account_id: accountId,
+          route_id: routeId,
+          channel: 'SMS',
+          product: 'SMS',
+          content,
+          tag: null,
+          custom: null,
+          sender: null,
+          source,
+          message_count: 1,
+          cost: 0,
+          schedule_at: now,
+          created_at: now,
+        })
+        .execute();
       await old
         .insertInto('messages')
         .values({
-          id: `m-${id}`, account_id: accountId, request_id: id, route_id: routeId, connector: 'simulator', channel: 'SMS', receiver: '5511987656000', content, payload: null, segments: 1, cost: 0,
-          status: 'DELIVERED', status_details: null, tag: null, custom: null, sender: null, created_at: now, schedule_at: now, due_at: now, lease_owner: null, attempts: 1, sent_at: now, carrier_id: `sim-D-${id}`, status_at: now,
+          id: `m-${id}`,
+          account_id: accountId,
+          request_id: id,
+          route_id: routeId,
+          connector: 'simulator',
+          channel: 'SMS',
+          receiver: '5511987656000',
+          content,
+          payload: null,
+          segments: 1,
+          cost: 0,
+          status: 'DELIVERED',
+          status_details: null,
+          tag: null,
+          custom: null,
+          sender: null,
+          created_at: now,
+          schedule_at: now,
+          due_at: now,
+          lease_owner: null,
+          attempts: 1,
+          sent_at: now,
+          carrier_id: `sim-D-${id}`,
+          status_at: now,
         })
         .execute();
     }
     await old
       .insertInto('tokens')
       .values([
-        { account_id: accountId, phone: '5511987656000', code_hash: oldHash('123456'), enforce_phone: 0, request_id: 'r-token', created_at: now, expires_at: now + 3_600_000, used_at: null, failed_attempts: 0 },
-        { account_id: accountId, phone: '5511987656000', code_hash: oldHash('654321'), enforce_phone: 0, request_id: null, created_at: now - 60_000, expires_at: now + 3_600_000, used_at: now - 1000, failed_attempts: 0 },
+        {
+          account_id: accountId,
+          phone: '5511987656000',
+          code_hash: oldHash('123456'),
+          enforce_phone: 0,
+          request_id: 'r-token',
+          created_at: now,
+          expires_at: now + 3_600_000,
+          used_at: null,
+          failed_attempts: 0,
+        },
+        {
+          account_id: accountId,
+          phone: '5511987656000',
+          code_hash: oldHash('654321'),
+          enforce_phone: 0,
+          request_id: null,
+          created_at: now - 60_000,
+          expires_at: now + 3_600_000,
+          used_at: now - 1000,
+          failed_attempts: 0,
+        },
       ])
       .execute();
   } finally {
@@ -343,7 +478,12 @@ test('the migration retires tokens hashed without a key and masks the texts of e
   const gw2 = await startGateway({}, {}, db);
   try {
     const key = (await gw2.admin('POST', `/admin/accounts/${accountId}/api-keys`, {})).body.key as string;
-    const after = await gw2.core.db.kysely.withTables<TokenTables>().selectFrom('tokens').select(['code_hash', 'expires_at']).where('account_id', '=', accountId).execute();
+    const after = await gw2.core.db.kysely
+      .withTables<TokenTables>()
+      .selectFrom('tokens')
+      .select(['code_hash', 'expires_at'])
+      .where('account_id', '=', accountId)
+      .execute();
     assert.equal(after.length, 2);
     for (const t of after) {
       assert.equal(t.code_hash, 'retired');
@@ -351,7 +491,12 @@ test('the migration retires tokens hashed without a key and masks the texts of e
     }
     const refused = await gw2.call(key, 'POST', '/api-tokens/validate', { token: '123456' });
     assert.equal(refused.status, 400, 'a code sent before the upgrade must be asked for again');
-    const messages = await gw2.core.db.kysely.selectFrom('messages').select(['id', 'content', 'otp']).where('account_id', '=', accountId).orderBy('id').execute();
+    const messages = await gw2.core.db.kysely
+      .selectFrom('messages')
+      .select(['id', 'content', 'otp'])
+      .where('account_id', '=', accountId)
+      .orderBy('id')
+      .execute();
     assert.deepEqual(messages, [
       { id: 'm-r-plain', content: 'Meeting at 123456', otp: 0 },
       { id: 'm-r-token', content: 'Acme: ******', otp: 1 },

@@ -77,7 +77,9 @@ async function linear(t: TestContext, name: string, url: string, headers: Record
   check(l.answer);
   const sizeRatio = large.length / small.length;
   const timeRatio = l.ms / s.ms;
-  t.diagnostic(`${name}: ${small.length} B in ${s.ms.toFixed(2)} ms, ${large.length} B in ${l.ms.toFixed(2)} ms; time ratio ${timeRatio.toFixed(1)}, size ratio ${sizeRatio.toFixed(1)}`);
+  t.diagnostic(
+    `${name}: ${small.length} B in ${s.ms.toFixed(2)} ms, ${large.length} B in ${l.ms.toFixed(2)} ms; time ratio ${timeRatio.toFixed(1)}, size ratio ${sizeRatio.toFixed(1)}`,
+  );
   assert.ok(
     timeRatio < sizeRatio * SLACK,
     `${name}: ${large.length} bytes took ${l.ms.toFixed(1)} ms, ${small.length} bytes ${s.ms.toFixed(1)} ms: time ratio ${timeRatio.toFixed(0)} > ${SLACK} x size ratio ${sizeRatio.toFixed(0)}`,
@@ -111,7 +113,10 @@ test('receivers up to twice their cap, all bad: every item examined, 20 lines sh
   const small = body('{"message":"x","receivers":', 'true', '}', { count: 20 });
   const phoneLine = (i: number) => `receivers[${i}]: must be a phone number in international form, as an integer or a digit string (e.g. 5511999998888)`;
   // At the cap (10,000), and at twice the cap: the largest array whose items are all examined.
-  for (const [count, first, more] of [[10_000, 0, 9980], [20_000, 1, 19_981]] as const) {
+  for (const [count, first, more] of [
+    [10_000, 0, 9980],
+    [20_000, 1, 19_981],
+  ] as const) {
     const large = body('{"message":"x","receivers":', 'true', '}', { count });
     await linear(t, `${count} receivers`, '/messages/sms/send', key, small, large, gatewayRefusal(/^receivers/));
     const answer = await send('/messages/sms/send', large, key);

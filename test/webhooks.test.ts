@@ -76,7 +76,11 @@ function assertFailure(res: { status: number; body: any }, status: number, field
   assert.equal(res.body.hasError, true);
   assert.equal(res.body.object, null);
   assert.ok(Array.isArray(res.body.errors) && res.body.errors.length > 0);
-  if (field) assert.ok(res.body.errors.some((e: string) => e.startsWith(`${field}:`)), JSON.stringify(res.body.errors));
+  if (field)
+    assert.ok(
+      res.body.errors.some((e: string) => e.startsWith(`${field}:`)),
+      JSON.stringify(res.body.errors),
+    );
 }
 
 test('every status change and reply arrives, signed, once, through failed first answers', async () => {
@@ -91,11 +95,23 @@ test('every status change and reply arrives, signed, once, through failed first 
 
   const receivers = [phone(1), phone(2), phone(3)];
   const requestId = await send(alice.key, receivers, 'Hello from Alice');
-  const statusesOf = (to: string) => events('/alice').filter((e) => e.type === 'message.status' && e.data.receiver === to).map((e) => e.data.status).sort();
-  await gw.eventually(async () => receivers.map(statusesOf), (all) => all.every((s) => s.join() === 'DELIVERED,SENT'), 'SENT and DELIVERED of each message');
+  const statusesOf = (to: string) =>
+    events('/alice')
+      .filter((e) => e.type === 'message.status' && e.data.receiver === to)
+      .map((e) => e.data.status)
+      .sort();
+  await gw.eventually(
+    async () => receivers.map(statusesOf),
+    (all) => all.every((s) => s.join() === 'DELIVERED,SENT'),
+    'SENT and DELIVERED of each message',
+  );
 
   await gw.admin('POST', '/admin/simulator/inbound', { from: `+${phone(2)}`, text: 'Thanks!' });
-  const reply = await gw.eventually(async () => events('/alice').find((e) => e.type === 'message.reply'), (e) => e !== undefined, 'the reply');
+  const reply = await gw.eventually(
+    async () => events('/alice').find((e) => e.type === 'message.reply'),
+    (e) => e !== undefined,
+    'the reply',
+  );
   assert.equal(reply?.data.sender, phone(2));
   assert.equal(reply?.data.content, 'Thanks!');
   assert.equal(typeof reply?.data.receivedAt, 'string');
@@ -108,7 +124,13 @@ test('every status change and reply arrives, signed, once, through failed first 
   assert.equal(status?.data.requestId, requestId);
 
   // The failures happened, and were retried.
-  assert.deepEqual(hits.filter((h) => h.path === '/alice').slice(0, 2).map((h) => h.answered), [500, 0]);
+  assert.deepEqual(
+    hits
+      .filter((h) => h.path === '/alice')
+      .slice(0, 2)
+      .map((h) => h.answered),
+    [500, 0],
+  );
   // Every attempt is signed after Standard Webhooks; the library verifies it.
   const wh = new Webhook(hook.secret);
   for (const h of hits.filter((x) => x.path === '/alice')) {
@@ -133,12 +155,18 @@ test('every status change and reply arrives, signed, once, through failed first 
   assert.equal(log.status, 200);
   assert.equal(log.body.totalRecords, 7);
   assert.ok(log.body.object.every((d: any) => d.status === 'DELIVERED' && d.lastHttpStatus === 200 && d.deliveredAt !== null && d.nextAttemptAt === null));
-  assert.deepEqual(log.body.object.map((d: any) => d.eventType).filter((t: string) => t === 'message.reply'), ['message.reply']);
+  assert.deepEqual(
+    log.body.object.map((d: any) => d.eventType).filter((t: string) => t === 'message.reply'),
+    ['message.reply'],
+  );
   const retried = log.body.object.filter((d: any) => failedIds.includes(d.id));
   assert.ok(retried.length >= 1 && retried.every((d: any) => d.attempts >= 2));
   const page = await gw.call(alice.key, 'GET', `/webhooks/${hook.id}/deliveries?skip=1&limit=2`);
   assert.equal(page.body.totalRecords, 7);
-  assert.deepEqual(page.body.object.map((d: any) => d.id), log.body.object.slice(1, 3).map((d: any) => d.id));
+  assert.deepEqual(
+    page.body.object.map((d: any) => d.id),
+    log.body.object.slice(1, 3).map((d: any) => d.id),
+  );
 
   assert.equal(hits.filter((h) => h.path === '/bob').length, 0);
   assert.equal((await gw.call(bob.key, 'GET', `/webhooks/${bobHook.id}/deliveries`)).body.totalRecords, 0);
@@ -149,9 +177,21 @@ test('topics filter: a status-only webhook gets no replies', async () => {
   const hook = (await register(carol.key, { url: `${base}/carol`, topics: ['message.status'] })).body.object;
   assert.deepEqual(hook.topics, ['message.status']);
   await send(carol.key, [phone(20)], 'status only');
-  await gw.eventually(async () => events('/carol').map((e) => e.data.status).sort().join(), (s) => s === 'DELIVERED,SENT', 'the statuses');
+  await gw.eventually(
+    async () =>
+      events('/carol')
+        .map((e) => e.data.status)
+        .sort()
+        .join(),
+    (s) => s === 'DELIVERED,SENT',
+    'the statuses',
+  );
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone(20), text: 'a reply' });
-  await gw.eventually(() => gw.call(carol.key, 'GET', '/reports/messages/received'), (r) => r.body.totalRecords === 1, 'the reply stored');
+  await gw.eventually(
+    () => gw.call(carol.key, 'GET', '/reports/messages/received'),
+    (r) => r.body.totalRecords === 1,
+    'the reply stored',
+  );
   // Once the reply row was fanned out, Carol's webhook would have had a delivery for it.
   await gw.eventually(
     () => eventsDb(gw.core.db.kysely).selectFrom('replies').select('fanned_out').where('sender', '=', phone(20)).executeTakeFirstOrThrow(),
@@ -159,15 +199,31 @@ test('topics filter: a status-only webhook gets no replies', async () => {
     'the reply fanned out',
   );
   const log = await gw.call(carol.key, 'GET', `/webhooks/${hook.id}/deliveries`);
-  assert.deepEqual(log.body.object.map((d: any) => d.eventType), ['message.status', 'message.status']);
+  assert.deepEqual(
+    log.body.object.map((d: any) => d.eventType),
+    ['message.status', 'message.status'],
+  );
 });
 
 test('status changes are recorded as events only for accounts with a destination, from the time it is added', async () => {
   const dave = await gw.customer({ balance: 10 });
   const statusLog = async (requestId: string) =>
-    (await gw.core.db.kysely.selectFrom('status_log').innerJoin('messages', 'messages.id', 'status_log.message_id').select('status_log.status').where('messages.request_id', '=', requestId).execute()).map((r) => r.status).sort();
+    (
+      await gw.core.db.kysely
+        .selectFrom('status_log')
+        .innerJoin('messages', 'messages.id', 'status_log.message_id')
+        .select('status_log.status')
+        .where('messages.request_id', '=', requestId)
+        .execute()
+    )
+      .map((r) => r.status)
+      .sort();
   const deliveredOf = (requestId: string) =>
-    gw.eventually(() => gw.call(dave.key, 'GET', `/reports/messages/sent?requestId=${requestId}`), (r) => r.body.object?.[0]?.status === 'DELIVERED', 'DELIVERED');
+    gw.eventually(
+      () => gw.call(dave.key, 'GET', `/reports/messages/sent?requestId=${requestId}`),
+      (r) => r.body.object?.[0]?.status === 'DELIVERED',
+      'DELIVERED',
+    );
   const before = await send(dave.key, [phone(30)], 'nobody listens');
   await deliveredOf(before);
   assert.deepEqual(await statusLog(before), []);
@@ -176,7 +232,15 @@ test('status changes are recorded as events only for accounts with a destination
   const afterwards = await send(dave.key, [phone(31)], 'now somebody does');
   await deliveredOf(afterwards);
   assert.deepEqual(await statusLog(afterwards), ['DELIVERED', 'SENT']);
-  await gw.eventually(async () => events('/dave').map((e) => `${e.data.receiver} ${e.data.status}`).sort().join(), (s) => s === `${phone(31)} DELIVERED,${phone(31)} SENT`, 'the events after the webhook');
+  await gw.eventually(
+    async () =>
+      events('/dave')
+        .map((e) => `${e.data.receiver} ${e.data.status}`)
+        .sort()
+        .join(),
+    (s) => s === `${phone(31)} DELIVERED,${phone(31)} SENT`,
+    'the events after the webhook',
+  );
   assert.equal((await gw.call(dave.key, 'DELETE', `/webhooks/${hook.id}`)).status, 200);
 });
 
@@ -186,7 +250,11 @@ test('a delivery is retried until the retry window has passed, then FAILED', asy
   const hook = (await register(dave.key, { url: `${base}/down`, topics: ['message.status'] })).body.object;
   await send(dave.key, [phone(30)], 'nobody listens');
   const log = () => gw.call(dave.key, 'GET', `/webhooks/${hook.id}/deliveries`);
-  const first = await gw.eventually(log, (r) => r.body.object.length === 2 && r.body.object.every((d: any) => d.attempts >= 2 && d.lastHttpStatus === 503), 'retries of SENT and DELIVERED');
+  const first = await gw.eventually(
+    log,
+    (r) => r.body.object.length === 2 && r.body.object.every((d: any) => d.attempts >= 2 && d.lastHttpStatus === 503),
+    'retries of SENT and DELIVERED',
+  );
   for (const d of first.body.object) {
     assert.ok(d.status === 'PENDING' || d.status === 'DELIVERING', d.status);
     assert.match(d.lastError, /^HTTP 503: receiver says no/);
@@ -194,18 +262,29 @@ test('a delivery is retried until the retry window has passed, then FAILED', asy
   // Age the waiting deliveries past the window (86,400 units of WEBHOOK_RETRY_BASE_MS = 1 ms here) and make them
   // due; one in flight is aged on a later round, once its result is written.
   const age = () =>
-    eventsDb(gw.core.db.kysely).updateTable('webhook_deliveries').set({ created_at: Date.now() - 100_000, due_at: Date.now() })
-      .where('webhook_id', '=', hook.id).where('status', '=', 'PENDING').execute();
-  const done = await gw.eventually(async () => {
-    await age();
-    return log();
-  }, (r) => r.body.object.every((x: any) => x.status === 'FAILED'), 'FAILED');
+    eventsDb(gw.core.db.kysely)
+      .updateTable('webhook_deliveries')
+      .set({ created_at: Date.now() - 100_000, due_at: Date.now() })
+      .where('webhook_id', '=', hook.id)
+      .where('status', '=', 'PENDING')
+      .execute();
+  const done = await gw.eventually(
+    async () => {
+      await age();
+      return log();
+    },
+    (r) => r.body.object.every((x: any) => x.status === 'FAILED'),
+    'FAILED',
+  );
   assert.equal(done.body.object.length, 2);
   assert.ok(done.body.object.every((x: any) => x.nextAttemptAt === null && x.deliveredAt === null && x.lastHttpStatus === 503));
 });
 
 test('the retry schedule: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h', () => {
-  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 12].map((n) => retryDelay(n, 1000) / 1000), [5, 30, 120, 600, 1800, 3600, 7200, 7200]);
+  assert.deepEqual(
+    [1, 2, 3, 4, 5, 6, 7, 12].map((n) => retryDelay(n, 1000) / 1000),
+    [5, 30, 120, 600, 1800, 3600, 7200, 7200],
+  );
 });
 
 test('POST /webhooks: bad input is 400 and registers nothing', async () => {
@@ -230,7 +309,7 @@ test('POST /webhooks: bad input is 400 and registers nothing', async () => {
   assert.equal((await gw.call(eve.key, 'GET', '/webhooks')).body.totalRecords, 0);
 });
 
-test('GET /webhooks lists the account\'s webhooks without secrets; DELETE removes one', async () => {
+test("GET /webhooks lists the account's webhooks without secrets; DELETE removes one", async () => {
   const frank = await gw.customer({ balance: 1 });
   const a = (await register(frank.key, { url: 'https://hooks.example.com/a', topics: ['message.reply'] })).body.object;
   const b = (await register(frank.key, { url: 'https://hooks.example.com/b', topics: ['message.status', 'message.reply', 'message.status'] })).body.object;
@@ -248,11 +327,14 @@ test('GET /webhooks lists the account\'s webhooks without secrets; DELETE remove
   assert.equal(del.body.hasError, false);
   assert.equal(del.body.object.id, a.id);
   assert.equal(del.body.object.secret, undefined);
-  assert.deepEqual((await gw.call(frank.key, 'GET', '/webhooks')).body.object.map((w: any) => w.id), [b.id]);
+  assert.deepEqual(
+    (await gw.call(frank.key, 'GET', '/webhooks')).body.object.map((w: any) => w.id),
+    [b.id],
+  );
   assertFailure(await gw.call(frank.key, 'DELETE', `/webhooks/${a.id}`), 404);
 });
 
-test('another account\'s webhook ids, and unknown ones, are 404 and change nothing', async () => {
+test("another account's webhook ids, and unknown ones, are 404 and change nothing", async () => {
   const owner = await gw.customer({ balance: 1 });
   const other = await gw.customer({ balance: 1 });
   const hook = (await register(owner.key, { url: 'https://hooks.example.com/owner', topics: ['message.status'] })).body.object;
@@ -263,7 +345,10 @@ test('another account\'s webhook ids, and unknown ones, are 404 and change nothi
   assertFailure(await gw.call(owner.key, 'DELETE', '/webhooks/abc'), 400);
   assertFailure(await gw.call(owner.key, 'GET', `/webhooks/${hook.id}/deliveries?limit=0`), 400);
   assert.equal((await gw.call(other.key, 'GET', '/webhooks')).body.totalRecords, 0);
-  assert.deepEqual((await gw.call(owner.key, 'GET', '/webhooks')).body.object.map((w: any) => w.id), [hook.id]);
+  assert.deepEqual(
+    (await gw.call(owner.key, 'GET', '/webhooks')).body.object.map((w: any) => w.id),
+    [hook.id],
+  );
 });
 
 test('every webhook operation needs an API key', async () => {
@@ -293,7 +378,11 @@ test('legacy callbacks: reply and status payloads, set by the operator', async (
   assert.deepEqual((await gw.admin('GET', `/admin/accounts/${legacy.accountId}/callbacks`)).body, set.body);
 
   await send(legacy.key, [phone(40)], 'Legacy hello');
-  const statuses = await gw.eventually(async () => events('/legacy/status') as unknown as Record<string, unknown>[], (e) => e.length === 2, 'two status callbacks');
+  const statuses = await gw.eventually(
+    async () => events('/legacy/status') as unknown as Record<string, unknown>[],
+    (e) => e.length === 2,
+    'two status callbacks',
+  );
   assert.deepEqual(statuses.map((s) => s.Status).sort(), ['DELIVERED', 'SENT']);
   for (const s of statuses) {
     assert.deepEqual(Object.keys(s).sort(), ['PhoneNumber', 'Sender', 'Status', 'StatusDate']);
@@ -301,8 +390,18 @@ test('legacy callbacks: reply and status payloads, set by the operator', async (
     assert.match(String(s.StatusDate), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   }
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone(40), text: 'Legacy answer' });
-  const [reply] = await gw.eventually(async () => events('/legacy/reply') as unknown as Record<string, unknown>[], (e) => e.length === 1, 'the reply callback');
-  assert.deepEqual(reply, { Sender: phone(40), SentContent: 'Legacy hello', ReceivedContent: 'Legacy answer', ReceiveDate: reply?.ReceiveDate, SenderName: null });
+  const [reply] = await gw.eventually(
+    async () => events('/legacy/reply') as unknown as Record<string, unknown>[],
+    (e) => e.length === 1,
+    'the reply callback',
+  );
+  assert.deepEqual(reply, {
+    Sender: phone(40),
+    SentContent: 'Legacy hello',
+    ReceivedContent: 'Legacy answer',
+    ReceiveDate: reply?.ReceiveDate,
+    SenderName: null,
+  });
   assert.match(String(reply?.ReceiveDate), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d-03:00$/);
   assert.ok(delivered('/legacy/reply').every((h) => h.headers['webhook-id'] && !h.headers['webhook-signature']));
 

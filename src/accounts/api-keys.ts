@@ -77,7 +77,10 @@ interface CachedKey {
 export class KeyAuthenticator {
   private readonly cache: LookupCache<string, CachedKey>;
 
-  constructor(private readonly db: Executor, ttlMs = 1000) {
+  constructor(
+    private readonly db: Executor,
+    ttlMs = 1000,
+  ) {
     this.cache = new LookupCache(ttlMs);
   }
 

@@ -69,7 +69,10 @@ const RbmConnection = Type.Object(
   { additionalProperties: false },
 );
 
-export const CarriersFile = Type.Object({ smpp: Type.Optional(Type.Array(SmppConnection)), rbm: Type.Optional(Type.Array(RbmConnection)) }, { additionalProperties: false });
+export const CarriersFile = Type.Object(
+  { smpp: Type.Optional(Type.Array(SmppConnection)), rbm: Type.Optional(Type.Array(RbmConnection)) },
+  { additionalProperties: false },
+);
 export type CarriersFileContent = Static<typeof CarriersFile>;
 
 /** Reads and checks the carriers file; a mistake names the file, the field and the fix. */
@@ -85,7 +88,8 @@ export function readCarriersFile(path: string): CarriersFileContent {
   if (!errors.length) {
     (file.rbm ?? []).forEach((c, i) => {
       const given = RBM_CREDENTIALS.filter((k) => c[k] !== undefined);
-      if (given.length !== 1) errors.push(`  /rbm/${i}: give exactly one of ${RBM_CREDENTIALS.join(', ')} (${given.length ? `found ${given.join(' and ')}` : 'found none'})`);
+      if (given.length !== 1)
+        errors.push(`  /rbm/${i}: give exactly one of ${RBM_CREDENTIALS.join(', ')} (${given.length ? `found ${given.join(' and ')}` : 'found none'})`);
     });
   }
   if (errors.length) throw new ConfigError(`GATEWAY_CARRIERS_FILE=${path} is invalid:\n${errors.join('\n')}`);
@@ -96,19 +100,22 @@ export function readCarriersFile(path: string): CarriersFileContent {
 
 /** Builds the configured carrier connections. */
 export function buildCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
-  return (file.smpp ?? []).map((c): Carrier => {
-    const { passwordEnv, ...options } = c;
-    const password = env[passwordEnv];
-    if (password === undefined) throw new ConfigError(`SMPP connection "${c.name}": environment variable ${passwordEnv} (its password) is not set`);
-    return new SmppCarrier({ ...options, password, logger: log.child({ carrier: c.name }) });
-  }).concat(buildRbmCarriers(file, env, log));
+  return (file.smpp ?? [])
+    .map((c): Carrier => {
+      const { passwordEnv, ...options } = c;
+      const password = env[passwordEnv];
+      if (password === undefined) throw new ConfigError(`SMPP connection "${c.name}": environment variable ${passwordEnv} (its password) is not set`);
+      return new SmppCarrier({ ...options, password, logger: log.child({ carrier: c.name }) });
+    })
+    .concat(buildRbmCarriers(file, env, log));
 }
 
 function buildRbmCarriers(file: CarriersFileContent, env: Record<string, string | undefined>, log: Logger): Carrier[] {
   return (file.rbm ?? []).map((c) => {
     const { tokenEnv, serviceAccountFile, serviceAccountEnv, webhookSecretEnv, ...options } = c;
     const webhookSecret = env[webhookSecretEnv];
-    if (webhookSecret === undefined) throw new ConfigError(`RBM connection "${c.name}": environment variable ${webhookSecretEnv} (its webhook secret) is not set`);
+    if (webhookSecret === undefined)
+      throw new ConfigError(`RBM connection "${c.name}": environment variable ${webhookSecretEnv} (its webhook secret) is not set`);
     const logger = log.child({ carrier: c.name });
     if (tokenEnv !== undefined) {
       const token = env[tokenEnv];

@@ -72,7 +72,6 @@ const insufficient = (field: string, who: string, balance: number, amount: numbe
   return new DomainError('INSUFFICIENT_BALANCE', text, [text]);
 };
 
-
 /**
  * Creates a child user (spec 4.7): a CUSTOMER account under the reseller,
  * with the reseller's time zone and routes, its owner credential (password
@@ -89,10 +88,20 @@ export async function createChildUser(db: Kysely<Database>, dialect: Dialect, re
       if (balance < input.limit) throw insufficient('limit', 'the reseller', balance, input.limit);
       if (await emailTaken(tx, input.email)) throw validation([EMAIL_TAKEN]);
 
-      const account = await createAccount(tx, { name: input.fullName, role: 'CUSTOMER', timezone: reseller.timezone, balance: 0, parentId: reseller.accountId });
+      const account = await createAccount(tx, {
+        name: input.fullName,
+        role: 'CUSTOMER',
+        timezone: reseller.timezone,
+        balance: 0,
+        parentId: reseller.accountId,
+      });
       const childId = Number(account.id);
       const routes = await tx.selectFrom('account_routes').select('route_id').where('account_id', '=', reseller.accountId).execute();
-      if (routes.length) await tx.insertInto('account_routes').values(routes.map((r) => ({ account_id: childId, route_id: r.route_id }))).execute();
+      if (routes.length)
+        await tx
+          .insertInto('account_routes')
+          .values(routes.map((r) => ({ account_id: childId, route_id: r.route_id })))
+          .execute();
 
       const row = await childDb(tx)
         .insertInto('child_users')
@@ -127,8 +136,15 @@ export async function createChildUser(db: Kysely<Database>, dialect: Dialect, re
 }
 
 /** The reseller's child users, oldest first. */
-export async function listChildUsers(db: Executor, resellerId: number, page: { skip: number; limit: number }): Promise<{ records: PublicChildUser[]; total: number }> {
-  const base = childDb(db).selectFrom('child_users').innerJoin('accounts', 'accounts.id', 'child_users.account_id').where('child_users.parent_id', '=', resellerId);
+export async function listChildUsers(
+  db: Executor,
+  resellerId: number,
+  page: { skip: number; limit: number },
+): Promise<{ records: PublicChildUser[]; total: number }> {
+  const base = childDb(db)
+    .selectFrom('child_users')
+    .innerJoin('accounts', 'accounts.id', 'child_users.account_id')
+    .where('child_users.parent_id', '=', resellerId);
   const rows = await base.selectAll('child_users').select('accounts.role').orderBy('child_users.account_id').offset(page.skip).limit(page.limit).execute();
   const count = await base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirst();
   return { records: rows.map((r) => publicChildUser(r, r.role)), total: Number(count?.n ?? 0) };

@@ -23,7 +23,15 @@ export interface ChildUserInput {
 }
 
 export const CHILD_USER_FIELDS = [
-  'fullName', 'email', 'phoneNumber', 'document', 'limit', 'ownerCredentialFullName', 'ownerCredentialEmail', 'ownerCredentialPhoneNumber', 'password',
+  'fullName',
+  'email',
+  'phoneNumber',
+  'document',
+  'limit',
+  'ownerCredentialFullName',
+  'ownerCredentialEmail',
+  'ownerCredentialPhoneNumber',
+  'password',
 ] as const satisfies readonly (keyof ChildUserInput)[];
 
 /** A checked and normalised child user, ready to store. */
@@ -115,6 +123,16 @@ export function checkChildUser(input: ChildUserInput): { problems: string[]; val
   if (problems.length || !complete || input.password === undefined) return { problems, value: null };
   return {
     problems,
-    value: { fullName, email: mail, phoneNumber, document, limit, ownerCredentialFullName, ownerCredentialEmail, ownerCredentialPhoneNumber, password: input.password },
+    value: {
+      fullName,
+      email: mail,
+      phoneNumber,
+      document,
+      limit,
+      ownerCredentialFullName,
+      ownerCredentialEmail,
+      ownerCredentialPhoneNumber,
+      password: input.password,
+    },
   };
 }

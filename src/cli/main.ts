@@ -23,11 +23,26 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
 Uses the same database as the server (GATEWAY_DATA_DIR / DATABASE_URL).`;
 
 const options = {
-  name: { type: 'string' }, role: { type: 'string' }, timezone: { type: 'string' }, balance: { type: 'string' },
-  account: { type: 'string' }, key: { type: 'string' }, 'allowed-ip': { type: 'string', multiple: true },
-  amount: { type: 'string' }, reason: { type: 'string' }, price: { type: 'string' }, 'reply-price': { type: 'string' },
-  product: { type: 'string' }, 'product-id': { type: 'string' }, channel: { type: 'string' }, connector: { type: 'string' },
-  route: { type: 'string' }, 'fallback-route': { type: 'string' }, number: { type: 'string', multiple: true }, csv: { type: 'string' }, help: { type: 'boolean' },
+  name: { type: 'string' },
+  role: { type: 'string' },
+  timezone: { type: 'string' },
+  balance: { type: 'string' },
+  account: { type: 'string' },
+  key: { type: 'string' },
+  'allowed-ip': { type: 'string', multiple: true },
+  amount: { type: 'string' },
+  reason: { type: 'string' },
+  price: { type: 'string' },
+  'reply-price': { type: 'string' },
+  product: { type: 'string' },
+  'product-id': { type: 'string' },
+  channel: { type: 'string' },
+  connector: { type: 'string' },
+  route: { type: 'string' },
+  'fallback-route': { type: 'string' },
+  number: { type: 'string', multiple: true },
+  csv: { type: 'string' },
+  help: { type: 'boolean' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -54,7 +69,12 @@ export function readNumbersCsv(text: string): { phone: string; name: string | nu
 async function run(ops: Operator, command: string, values: Values): Promise<unknown> {
   switch (command) {
     case 'account create':
-      return ops.createAccount({ name: need(values, 'name'), role: values.role as 'CUSTOMER' | 'RESELLER' | undefined, timezone: values.timezone, balance: values.balance });
+      return ops.createAccount({
+        name: need(values, 'name'),
+        role: values.role as 'CUSTOMER' | 'RESELLER' | undefined,
+        timezone: values.timezone,
+        balance: values.balance,
+      });
     case 'account show':
       return ops.getAccount(id(values, 'account'));
     case 'key issue':
@@ -108,7 +128,8 @@ async function main() {
 }
 
 main().catch((err: unknown) => {
-  const text = err instanceof DomainError ? err.details.join('\n') : err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
+  const text =
+    err instanceof DomainError ? err.details.join('\n') : err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err);
   process.stderr.write(`error: ${text}\n`);
   process.exit(err instanceof DomainError || err instanceof ConfigError ? 65 : 1);
 });

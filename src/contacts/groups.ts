@@ -26,7 +26,12 @@ export async function createContactGroup(db: Executor, accountId: number, name: 
   if (!clean) throw validation(['name: must not be empty']);
   const id = await insertGroup(db, accountId, clean, description);
   if (id === null) throw groupExists(clean);
-  const result = await addContacts(db, accountId, id, numbers.map((phone) => ({ phone, name: null })));
+  const result = await addContacts(
+    db,
+    accountId,
+    id,
+    numbers.map((phone) => ({ phone, name: null })),
+  );
   return { id, ...result };
 }
 
@@ -59,14 +64,16 @@ export async function addContacts(db: Executor, accountId: number, groupId: numb
     if (phone) byPhone.set(phone, c.name);
     else invalid.push(c.phone);
   }
-  const existing = new Set(
-    (await db.selectFrom('contacts').select('phone').where('group_id', '=', groupId).execute()).map((r) => r.phone),
-  );
+  const existing = new Set((await db.selectFrom('contacts').select('phone').where('group_id', '=', groupId).execute()).map((r) => r.phone));
   const rows = [...byPhone].filter(([phone]) => !existing.has(phone)).map(([phone, name]) => ({ account_id: accountId, group_id: groupId, phone, name }));
   let added = 0;
   for (let i = 0; i < rows.length; i += 500) {
     // A number added by another request since the read above is skipped, not a constraint error.
-    const res = await db.insertInto('contacts').values(rows.slice(i, i + 500)).onConflict((oc) => oc.columns(['group_id', 'phone']).doNothing()).executeTakeFirst();
+    const res = await db
+      .insertInto('contacts')
+      .values(rows.slice(i, i + 500))
+      .onConflict((oc) => oc.columns(['group_id', 'phone']).doNothing())
+      .executeTakeFirst();
     added += Number(res.numInsertedOrUpdatedRows ?? 0);
   }
   return { added, invalid };

@@ -12,12 +12,25 @@ export const MAX_DEFAULT_ANSWERS = 3;
  * A receiver has one pending context per account: a newer context send
  * replaces the one still waiting.
  */
-export async function startConversations(db: Executor, accountId: number, rule: ContextRule, requestId: string, receivers: string[], startsAt: number): Promise<void> {
+export async function startConversations(
+  db: Executor,
+  accountId: number,
+  rule: ContextRule,
+  requestId: string,
+  receivers: string[],
+  startsAt: number,
+): Promise<void> {
   const cdb = contextDb(db);
   const now = Date.now();
   for (let i = 0; i < receivers.length; i += 500) {
     const chunk = receivers.slice(i, i + 500);
-    await cdb.updateTable('context_sends').set({ status: 'REPLACED' }).where('account_id', '=', accountId).where('receiver', 'in', chunk).where('status', '=', 'WAITING').execute();
+    await cdb
+      .updateTable('context_sends')
+      .set({ status: 'REPLACED' })
+      .where('account_id', '=', accountId)
+      .where('receiver', 'in', chunk)
+      .where('status', '=', 'WAITING')
+      .execute();
     await cdb
       .insertInto('context_sends')
       .values(
@@ -61,7 +74,12 @@ export async function findWaiting(db: Executor, accountId: number, receiver: str
  * Takes the reply for this conversation. The condition on the state read
  * before makes two replies arriving together answer once.
  */
-export async function claimReply(db: Executor, accountId: number, conv: ContextSendRow, next: { status: ConversationStatus; defaults: number; reply: string; at: number }): Promise<boolean> {
+export async function claimReply(
+  db: Executor,
+  accountId: number,
+  conv: ContextSendRow,
+  next: { status: ConversationStatus; defaults: number; reply: string; at: number },
+): Promise<boolean> {
   const res = await contextDb(db)
     .updateTable('context_sends')
     .set({ status: next.status, default_count: next.defaults, reply_content: next.reply, replied_at: next.at })
@@ -76,12 +94,29 @@ export async function claimReply(db: Executor, accountId: number, conv: ContextS
 /** Records the automatic answer; a conversation still waiting now waits for a reply to this answer. */
 export async function recordAnswer(db: Executor, accountId: number, convId: number, answer: string, requestId: string): Promise<void> {
   const cdb = contextDb(db);
-  await cdb.updateTable('context_sends').set({ answer_content: answer, answer_request_id: requestId }).where('id', '=', convId).where('account_id', '=', accountId).execute();
-  await cdb.updateTable('context_sends').set({ last_request_id: requestId }).where('id', '=', convId).where('account_id', '=', accountId).where('status', '=', 'WAITING').execute();
+  await cdb
+    .updateTable('context_sends')
+    .set({ answer_content: answer, answer_request_id: requestId })
+    .where('id', '=', convId)
+    .where('account_id', '=', accountId)
+    .execute();
+  await cdb
+    .updateTable('context_sends')
+    .set({ last_request_id: requestId })
+    .where('id', '=', convId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'WAITING')
+    .execute();
 }
 
 export async function closeConversation(db: Executor, accountId: number, convId: number): Promise<void> {
-  await contextDb(db).updateTable('context_sends').set({ status: 'CLOSED' }).where('id', '=', convId).where('account_id', '=', accountId).where('status', '=', 'WAITING').execute();
+  await contextDb(db)
+    .updateTable('context_sends')
+    .set({ status: 'CLOSED' })
+    .where('id', '=', convId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'WAITING')
+    .execute();
 }
 
 export interface ContextReportQuery {

@@ -42,7 +42,10 @@ export function classify(reply: string, positive: string[], negative: string[]):
 
 /** Keywords from a comma- (or semicolon-, newline-) separated text or a list; blanks and repeats dropped. */
 export function parseKeywords(value: string | string[] | null | undefined): string[] {
-  const parts = (Array.isArray(value) ? value : [value ?? '']).flatMap((v) => v.split(/[,;\n]/)).map((k) => k.trim()).filter(Boolean);
+  const parts = (Array.isArray(value) ? value : [value ?? ''])
+    .flatMap((v) => v.split(/[,;\n]/))
+    .map((k) => k.trim())
+    .filter(Boolean);
   const seen = new Set<string>();
   return parts.filter((k) => {
     const key = normalizeText(k);

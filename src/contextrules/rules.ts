@@ -51,7 +51,7 @@ export function toRule(row: ContextRuleRow): ContextRule {
   };
 }
 
-const blankToNull = (v: string | null) => (v && v.trim() ? v.trim() : null);
+const blankToNull = (v: string | null) => (v?.trim() ? v.trim() : null);
 
 /** The rule with this name: exact first, then ignoring case. */
 export async function findRule(db: Executor, accountId: number, name: string): Promise<ContextRule | null> {
@@ -62,7 +62,9 @@ export async function findRule(db: Executor, accountId: number, name: string): P
   // Ignoring case in JavaScript: SQLite's lower() only folds ASCII ("CONFIRMAÇÃO").
   const names = await cdb.selectFrom('context_rules').select(['id', 'name']).where('account_id', '=', accountId).orderBy('id').execute();
   const match = names.find((r) => r.name.toLowerCase() === clean.toLowerCase());
-  const loose = match ? await cdb.selectFrom('context_rules').selectAll().where('id', '=', match.id).where('account_id', '=', accountId).executeTakeFirst() : undefined;
+  const loose = match
+    ? await cdb.selectFrom('context_rules').selectAll().where('id', '=', match.id).where('account_id', '=', accountId).executeTakeFirst()
+    : undefined;
   return loose ? toRule(loose) : null;
 }
 
@@ -113,5 +115,11 @@ export async function listRules(db: Executor, accountId: number): Promise<Contex
 export async function deleteRule(db: Executor, accountId: number, ruleId: number): Promise<void> {
   const cdb = contextDb(db);
   await cdb.deleteFrom('context_rules').where('id', '=', ruleId).where('account_id', '=', accountId).execute();
-  await cdb.updateTable('context_sends').set({ status: 'CLOSED' }).where('account_id', '=', accountId).where('rule_id', '=', ruleId).where('status', '=', 'WAITING').execute();
+  await cdb
+    .updateTable('context_sends')
+    .set({ status: 'CLOSED' })
+    .where('account_id', '=', accountId)
+    .where('rule_id', '=', ruleId)
+    .where('status', '=', 'WAITING')
+    .execute();
 }

@@ -65,8 +65,9 @@ export async function insertRows<T extends keyof Database & string, C extends ke
     const chunk = rows.slice(i, i + per);
     const params: unknown[] = [];
     for (const row of chunk) for (const c of columns) params.push(row[c] ?? null);
-    const text = memo(`insert ${dialect} ${table} ${columns.join(',')} ${chunk.length}`, () =>
-      `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${rowsText(dialect, chunk.length, columns.length)}`,
+    const text = memo(
+      `insert ${dialect} ${table} ${columns.join(',')} ${chunk.length}`,
+      () => `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ${rowsText(dialect, chunk.length, columns.length)}`,
     );
     await runRaw(db, text, params);
   }

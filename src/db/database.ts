@@ -65,7 +65,12 @@ function openSqlite(options: DbOptions): Db {
   const path = join(options.dataDir, options.sqliteFile ?? 'gateway.sqlite');
   keepPrivate(path);
   const durable = (options.sqliteSynchronous ?? 'FULL') === 'FULL';
-  const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: AUTOCHECKPOINT_PAGES }, durable ? new WalSync(`${path}-wal`) : null, new Checkpointer(path, CHECKPOINT_EVERY_MS), options.onSqliteDeath);
+  const driver = new ThreadedSqliteDriver(
+    { path, autocheckpointPages: AUTOCHECKPOINT_PAGES },
+    durable ? new WalSync(`${path}-wal`) : null,
+    new Checkpointer(path, CHECKPOINT_EVERY_MS),
+    options.onSqliteDeath,
+  );
   const kysely = new Kysely<Database>({
     dialect: {
       createAdapter: () => new SqliteAdapter(),
@@ -129,4 +134,3 @@ async function migrate(db: Db): Promise<void> {
   const { error } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }
-

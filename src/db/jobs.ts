@@ -29,5 +29,10 @@ export function defineJob<Item, Result>(module: string, name: string, run: Job<I
 
 /** Whether a value is a job (the SQLite thread checks what an import gave it). */
 export function isJob(value: unknown): value is Job<unknown, unknown> {
-  return typeof value === 'object' && value !== null && typeof (value as Job<unknown, unknown>).run === 'function' && typeof (value as Job<unknown, unknown>).module === 'string';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Job<unknown, unknown>).run === 'function' &&
+    typeof (value as Job<unknown, unknown>).module === 'string'
+  );
 }

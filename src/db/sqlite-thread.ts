@@ -3,7 +3,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult }
 import { DomainError, type ErrorCode } from '../shared/errors.ts';
 import type { Job } from './jobs.ts';
 import type { Checkpointer } from './checkpointer.ts';
-import { WalSync } from './wal-sync.ts';
+import type { WalSync } from './wal-sync.ts';
 
 /**
  * SQLite on a thread of its own. better-sqlite3 runs every statement
@@ -150,7 +150,7 @@ class ThreadConnection implements DatabaseConnection {
     };
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: SQLite queries are never streamed; the method only refuses.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming queries are not supported on SQLite');
   }

@@ -41,7 +41,10 @@ try {
 } catch (err) {
   // Only a plain Error crosses to the other thread whole (message and code).
   const code = (err as { code?: unknown }).code;
-  throw Object.assign(new Error(`SQLite database ${options.path}: ${err instanceof Error ? err.message : String(err)}`), typeof code === 'string' ? { code } : {});
+  throw Object.assign(
+    new Error(`SQLite database ${options.path}: ${err instanceof Error ? err.message : String(err)}`),
+    typeof code === 'string' ? { code } : {},
+  );
 }
 const file = opened;
 
@@ -142,7 +145,8 @@ async function loadJob(request: JobRequest): Promise<Job<unknown, unknown>> {
 }
 
 /** A job's value as sent back: a job may answer per item with an Error (one refused request of a batch). */
-const jobResult = (value: unknown) => (Array.isArray(value) ? value.map((v: unknown) => (v instanceof Error ? { error: plainError(v) } : { value: v })) : [{ value }]);
+const jobResult = (value: unknown) =>
+  Array.isArray(value) ? value.map((v: unknown) => (v instanceof Error ? { error: plainError(v) } : { value: v })) : [{ value }];
 
 /**
  * Jobs that are waiting together run in one transaction, each inside a

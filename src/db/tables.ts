@@ -93,9 +93,7 @@ export interface RequestsTable {
   created_at: number;
 }
 
-export type MessageStatus =
-  | 'SCHEDULED' | 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'UNDELIVERED'
-  | 'FAILED' | 'EXPIRED' | 'CANCELLED' | 'BLOCKED';
+export type MessageStatus = 'SCHEDULED' | 'QUEUED' | 'SENDING' | 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'FAILED' | 'EXPIRED' | 'CANCELLED' | 'BLOCKED';
 
 export interface MessagesTable {
   /** UUIDv7: time-ordered, so ties of due_at are dispatched in insertion order. */

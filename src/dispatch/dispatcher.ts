@@ -258,16 +258,18 @@ export class Dispatcher {
     });
     const attempts = new Map(rows.map((r) => [r.id, r.attempts]));
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const messages: OutboundMessage[] = rows.filter((r) => !behind.includes(r)).map((r) => ({
-      id: r.id,
-      receiver: r.receiver,
-      content: r.content,
-      channel: r.channel,
-      payload: r.payload ? (JSON.parse(r.payload) as unknown) : null,
-      // `sender` is the client's internal identifier (spec 4.9 "Sender"), shown in
-      // reports, not an originator address: the connection's own source is used.
-      sender: null,
-    }));
+    const messages: OutboundMessage[] = rows
+      .filter((r) => !behind.includes(r))
+      .map((r) => ({
+        id: r.id,
+        receiver: r.receiver,
+        content: r.content,
+        channel: r.channel,
+        payload: r.payload ? (JSON.parse(r.payload) as unknown) : null,
+        // `sender` is the client's internal identifier (spec 4.9 "Sender"), shown in
+        // reports, not an originator address: the connection's own source is used.
+        sender: null,
+      }));
     const results: Promise<void>[] = [];
     const onResult = (id: string, result: SubmitResult) => {
       this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 0) + 1);
@@ -276,13 +278,12 @@ export class Dispatcher {
         this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id, written: false });
       }
       results.push(
-        this.record({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 })
-          .finally(() => {
-            this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
-            this.held.delete(id);
-            const handedBack = this.handedBack.get(id);
-            if (handedBack) handedBack.written = true;
-          }),
+        this.record({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 }).finally(() => {
+          this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
+          this.held.delete(id);
+          const handedBack = this.handedBack.get(id);
+          if (handedBack) handedBack.written = true;
+        }),
       );
     };
     for (const r of behind) onResult(r.id, { ok: false, retry: true, error: 'behind a message of the same receiver waiting for a retry' });
@@ -319,7 +320,10 @@ export class Dispatcher {
         return;
       } catch (err) {
         const retry = this.running && storageFault(err) !== null;
-        this.log.error({ err, messageId: outcome.messageId, attempt }, retry ? 'could not record a carrier result; retrying' : 'could not record a carrier result');
+        this.log.error(
+          { err, messageId: outcome.messageId, attempt },
+          retry ? 'could not record a carrier result; retrying' : 'could not record a carrier result',
+        );
         if (!retry) return;
         await new Promise((r) => setTimeout(r, Math.min(RECORD_RETRY_MAX_MS, 50 * 2 ** attempt)));
       }
@@ -366,7 +370,15 @@ export class Dispatcher {
     // Only a held message whose lease has run out is due again: the others need not be named.
     const held: string[] = [];
     for (const [id, h] of this.held) if (h.until <= now) held.push(id);
-    const request: ClaimRequest = { connector, limit, now, owner: this.owner, leaseMs: this.options.leaseMs, held, handedBack: [...this.firstHandedBack(connector)] };
+    const request: ClaimRequest = {
+      connector,
+      limit,
+      now,
+      owner: this.owner,
+      leaseMs: this.options.leaseMs,
+      held,
+      handedBack: [...this.firstHandedBack(connector)],
+    };
     const [rows] = await this.db.run(claimJob, [request]);
     if (rows instanceof Error) throw rows;
     for (const r of rows ?? []) this.held.set(r.id, { until: now + this.options.leaseMs, connector, receiver: r.receiver });
@@ -387,4 +399,3 @@ interface HandedBack extends Position {
   /** Its QUEUED row is committed: claims starting from now see it. */
   written: boolean;
 }
-

@@ -52,16 +52,24 @@ function unpackOutcomes(packed: PackedOutcomes): Outcome[] {
     const connector = packed[i + 1] as string;
     const id = packed[i + 2] as string;
     if (kind === RECEIPT) {
-      const receipt: Receipt = { carrierId: id, status: packed[i + 3] as ReceiptStatus, details: packed[i + 4] as string, at: new Date(packed[i + 5] as number) };
+      const receipt: Receipt = {
+        carrierId: id,
+        status: packed[i + 3] as ReceiptStatus,
+        details: packed[i + 4] as string,
+        at: new Date(packed[i + 5] as number),
+      };
       out.push({ kind: 'receipt', connector, receipt });
       continue;
     }
     const error = packed[i + 3] as string;
     const result: SubmitResult =
-      kind === ACCEPTED ? { ok: true, carrierIds: packed[i + 3] as string[] }
-      : kind === RETRY ? { ok: false, retry: true, error }
-      : kind === NO_RCS ? { ok: false, retry: false, error, noRcs: true }
-      : { ok: false, retry: false, error };
+      kind === ACCEPTED
+        ? { ok: true, carrierIds: packed[i + 3] as string[] }
+        : kind === RETRY
+          ? { ok: false, retry: true, error }
+          : kind === NO_RCS
+            ? { ok: false, retry: false, error, noRcs: true }
+            : { ok: false, retry: false, error };
     out.push({ kind: 'result', connector, messageId: id, result, attempts: packed[i + 4] as number });
   }
   return out;
@@ -84,7 +92,7 @@ export function retryDelayMs(attempts: number): number {
 /** writeOutcomes as a job (src/db/jobs.ts): one packed batch an item. */
 export const outcomesJob = defineJob(import.meta.url, 'outcomesJob', (tx, dialect, packed: PackedOutcomes[]) => writeOutcomes(tx, dialect, packed));
 
-export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, packed: PackedOutcomes[]): Promise<void[]> {
+export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect, packed: PackedOutcomes[]): Promise<undefined[]> {
   const outcomes = packed.flatMap(unpackOutcomes);
   const now = Date.now();
   const accepted: Accepted[] = [];
@@ -98,7 +106,13 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, dialect, accepted.slice(i, i + CHUNK), now);
   for (const r of refused) await writeRefused(tx, r, now);
   for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
-    for (let i = 0; i < list.length; i += CHUNK) await writeReceipts(tx, dialect, connector, list.slice(i, i + CHUNK).map((r) => r.receipt));
+    for (let i = 0; i < list.length; i += CHUNK)
+      await writeReceipts(
+        tx,
+        dialect,
+        connector,
+        list.slice(i, i + CHUNK).map((r) => r.receipt),
+      );
   }
   return packed.map(() => undefined);
 }
@@ -116,11 +130,15 @@ async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items:
   if (updated.length === 0) return;
   const written = new Set(updated.map((r) => r.id));
   const sent = items.filter((a) => written.has(a.messageId));
-  await logStatuses(tx, updated.map((r) => ({ account_id: Number(r.account_id), message_id: r.id, status: 'SENT', details: null, at: now })));
+  await logStatuses(
+    tx,
+    updated.map((r) => ({ account_id: Number(r.account_id), message_id: r.id, status: 'SENT', details: null, at: now })),
+  );
 
   // One row per (connector, carrier id): a carrier repeating an id points it at the latest message.
   const links = new Map<string, { connector: string; carrier_id: string; message_id: string }>();
-  for (const a of sent) for (const id of a.carrierIds) links.set(`${a.connector}\u0000${id}`, { connector: a.connector, carrier_id: id, message_id: a.messageId });
+  for (const a of sent)
+    for (const id of a.carrierIds) links.set(`${a.connector}\u0000${id}`, { connector: a.connector, carrier_id: id, message_id: a.messageId });
   if (links.size === 0) return;
   const list = [...links.values()];
   await runRaw(
@@ -135,7 +153,13 @@ async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items:
   if (waiting.length === 0) return;
   for (const [connector, ofConnector] of groupBy(list, (l) => l.connector)) {
     const ids = ofConnector.map((l) => l.carrier_id);
-    const early = await tx.selectFrom('pending_receipts').selectAll().where('connector', '=', connector).where('carrier_id', 'in', ids).orderBy('received_at').execute();
+    const early = await tx
+      .selectFrom('pending_receipts')
+      .selectAll()
+      .where('connector', '=', connector)
+      .where('carrier_id', 'in', ids)
+      .orderBy('received_at')
+      .execute();
     if (early.length === 0) continue;
     await tx.deleteFrom('pending_receipts').where('connector', '=', connector).where('carrier_id', 'in', ids).execute();
     const messageOf = new Map(ofConnector.map((l) => [l.carrier_id, l.message_id]));
@@ -172,7 +196,11 @@ async function writeRefused(tx: Transaction<Database>, { messageId, result, atte
 
 export async function refund(tx: Transaction<Database>, accountId: number, amount: number, requestId: string, reason: string) {
   if (amount <= 0) return;
-  await tx.updateTable('accounts').set({ balance: sql`balance + ${amount}` }).where('id', '=', accountId).execute();
+  await tx
+    .updateTable('accounts')
+    .set({ balance: sql`balance + ${amount}` })
+    .where('id', '=', accountId)
+    .execute();
   await tx.insertInto('ledger').values({ account_id: accountId, amount, reason, request_id: requestId, created_at: Date.now() }).execute();
 }
 
@@ -222,7 +250,10 @@ async function applyReceipts(tx: Transaction<Database>, dialect: Dialect, receip
     const [failures, deliveries] = partition([...round.values()], (r) => FINAL_FAILURES.includes(r.status));
     if (failures.length) moved.push(...(await moveStatus(tx, dialect, failures, "'SENT', 'DELIVERED'")));
     if (deliveries.length) moved.push(...(await moveStatus(tx, dialect, deliveries, "'SENT'")));
-    await logStatuses(tx, moved.map((r) => ({ account_id: r.accountId, message_id: r.messageId, status: r.status, details: r.details, at: r.at })));
+    await logStatuses(
+      tx,
+      moved.map((r) => ({ account_id: r.accountId, message_id: r.messageId, status: r.status, details: r.details, at: r.at })),
+    );
     rest = later;
   }
 }

@@ -15,7 +15,12 @@ export interface Callbacks {
 }
 
 /** Replaces the account's callback URLs; an absent, null or empty URL turns that callback off. */
-export async function setCallbacks(db: Executor, check: UrlCheck, accountId: number, input: { replyUrl?: string | null | undefined; statusUrl?: string | null | undefined }): Promise<Callbacks> {
+export async function setCallbacks(
+  db: Executor,
+  check: UrlCheck,
+  accountId: number,
+  input: { replyUrl?: string | null | undefined; statusUrl?: string | null | undefined },
+): Promise<Callbacks> {
   const replyUrl = input.replyUrl ? checkedUrl(check, 'replyUrl', input.replyUrl) : null;
   const statusUrl = input.statusUrl ? checkedUrl(check, 'statusUrl', input.statusUrl) : null;
   const edb = eventsDb(db);

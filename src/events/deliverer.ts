@@ -157,7 +157,7 @@ export class Deliverer {
     }
     return rows
       .sort((a, b) => (a.id < b.id ? -1 : 1))
-      .map((r) => ({ ...r, secret: r.webhook_id === null ? null : secrets.get(Number(r.webhook_id)) ?? null }));
+      .map((r) => ({ ...r, secret: r.webhook_id === null ? null : (secrets.get(Number(r.webhook_id)) ?? null) }));
   }
 
   private spawn(d: DeliveryRow & { secret: string | null }): void {
@@ -200,7 +200,7 @@ export class Deliverer {
     await this.results.submit({ id: d.id, owner: this.owner, ok, httpStatus, error, at: Date.now(), attempts: d.attempts, createdAt: Number(d.created_at) });
   }
 
-  private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<void[]> {
+  private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<undefined[]> {
     const t = eventsDb(tx);
     for (const r of items) {
       const giveUp = !r.ok && r.at - r.createdAt >= GIVE_UP_AFTER * this.options.retryBaseMs;

@@ -54,7 +54,8 @@ async function fanOutStatuses(db: Kysely<Database>, dialect: Dialect, limit: num
     const t = eventsDb(tx);
     const batch = t.selectFrom('status_log').select('id').where('fanned_out', '=', UNPROCESSED).orderBy('id').limit(limit);
     const claim = dialect === 'postgres' ? batch.forUpdate().skipLocked() : batch;
-    if (!(await anyDestination(t))) return Number((await t.updateTable('status_log').set({ fanned_out: 1 }).where('id', 'in', claim).executeTakeFirst()).numUpdatedRows);
+    if (!(await anyDestination(t)))
+      return Number((await t.updateTable('status_log').set({ fanned_out: 1 }).where('id', 'in', claim).executeTakeFirst()).numUpdatedRows);
     const rows = await t
       .updateTable('status_log')
       .set({ fanned_out: 1 })
@@ -62,9 +63,16 @@ async function fanOutStatuses(db: Kysely<Database>, dialect: Dialect, limit: num
       .returning(['id', 'message_id', 'status', 'details', 'at'])
       .execute();
     if (rows.length === 0) return 0;
-    const messages = new Map<string, { account_id: number; request_id: string; receiver: string; custom: string | null; tag: string | null; sender: string | null }>();
+    const messages = new Map<
+      string,
+      { account_id: number; request_id: string; receiver: string; custom: string | null; tag: string | null; sender: string | null }
+    >();
     for (const ids of chunks([...new Set(rows.map((r) => r.message_id))])) {
-      const found = await t.selectFrom('messages').select(['id', 'account_id', 'request_id', 'receiver', 'custom', 'tag', 'sender']).where('id', 'in', ids).execute();
+      const found = await t
+        .selectFrom('messages')
+        .select(['id', 'account_id', 'request_id', 'receiver', 'custom', 'tag', 'sender'])
+        .where('id', 'in', ids)
+        .execute();
       for (const m of found) messages.set(m.id, { ...m, account_id: Number(m.account_id) });
     }
     const targets = await targetsFor(t, [...new Set([...messages.values()].map((m) => m.account_id))], 'message.status');
@@ -73,8 +81,15 @@ async function fanOutStatuses(db: Kysely<Database>, dialect: Dialect, limit: num
       const m = messages.get(row.message_id);
       if (!m) continue;
       const event: StatusEvent = {
-        messageId: row.message_id, requestId: m.request_id, receiver: m.receiver, status: row.status, statusDetails: row.details,
-        custom: m.custom, tag: m.tag, sender: m.sender, at: Number(row.at),
+        messageId: row.message_id,
+        requestId: m.request_id,
+        receiver: m.receiver,
+        status: row.status,
+        statusDetails: row.details,
+        custom: m.custom,
+        tag: m.tag,
+        sender: m.sender,
+        at: Number(row.at),
       };
       for (const target of targets.get(m.account_id) ?? []) {
         const body = target.format === 'standard' ? statusBody(event) : legacyStatusBody(event);
@@ -92,7 +107,8 @@ async function fanOutReplies(db: Kysely<Database>, dialect: Dialect, limit: numb
     const t = eventsDb(tx);
     const batch = t.selectFrom('replies').select('id').where('fanned_out', '=', UNPROCESSED).orderBy('id').limit(limit);
     const claim = dialect === 'postgres' ? batch.forUpdate().skipLocked() : batch;
-    if (!(await anyDestination(t))) return Number((await t.updateTable('replies').set({ fanned_out: 1 }).where('id', 'in', claim).executeTakeFirst()).numUpdatedRows);
+    if (!(await anyDestination(t)))
+      return Number((await t.updateTable('replies').set({ fanned_out: 1 }).where('id', 'in', claim).executeTakeFirst()).numUpdatedRows);
     const rows = await t
       .updateTable('replies')
       .set({ fanned_out: 1 })
@@ -103,7 +119,19 @@ async function fanOutReplies(db: Kysely<Database>, dialect: Dialect, limit: numb
     const owned = rows.filter((r): r is typeof r & { account_id: number } => r.account_id !== null);
     if (owned.length === 0) return rows.length;
     const messageIds = [...new Set(owned.map((r) => r.message_id).filter((id): id is string => id !== null))];
-    const messages = new Map<string, { account_id: number; request_id: string; receiver: string; content: string; custom: string | null; tag: string | null; sender: string | null; sent_at: number | null }>();
+    const messages = new Map<
+      string,
+      {
+        account_id: number;
+        request_id: string;
+        receiver: string;
+        content: string;
+        custom: string | null;
+        tag: string | null;
+        sender: string | null;
+        sent_at: number | null;
+      }
+    >();
     for (const ids of chunks(messageIds)) {
       const found = await t
         .selectFrom('messages')
@@ -122,9 +150,19 @@ async function fanOutReplies(db: Kysely<Database>, dialect: Dialect, limit: numb
         sender: row.sender,
         content: row.content,
         receivedAt: Number(row.received_at),
-        message: m && m.account_id === accountId
-          ? { id: row.message_id ?? '', requestId: m.request_id, receiver: m.receiver, content: m.content, custom: m.custom, tag: m.tag, sender: m.sender, sentAt: m.sent_at }
-          : null,
+        message:
+          m && m.account_id === accountId
+            ? {
+                id: row.message_id ?? '',
+                requestId: m.request_id,
+                receiver: m.receiver,
+                content: m.content,
+                custom: m.custom,
+                tag: m.tag,
+                sender: m.sender,
+                sentAt: m.sent_at,
+              }
+            : null,
       };
       for (const target of targets.get(accountId) ?? []) {
         const body = target.format === 'standard' ? replyBody(event) : legacyReplyBody(event, target.timezone);
@@ -162,8 +200,23 @@ async function targetsFor(db: EventsDb, accountIds: number[], topic: Topic): Pro
 function delivery(accountId: number, target: Target, eventType: Topic, eventRef: string, body: string): NewDelivery {
   const now = Date.now();
   return {
-    id: newId(), account_id: accountId, format: target.format, webhook_id: target.webhookId, url: target.url, event_type: eventType, event_ref: eventRef,
-    body, status: 'PENDING', attempts: 0, due_at: now, lease_owner: null, last_http_status: null, last_error: null, created_at: now, last_attempt_at: null, delivered_at: null,
+    id: newId(),
+    account_id: accountId,
+    format: target.format,
+    webhook_id: target.webhookId,
+    url: target.url,
+    event_type: eventType,
+    event_ref: eventRef,
+    body,
+    status: 'PENDING',
+    attempts: 0,
+    due_at: now,
+    lease_owner: null,
+    last_http_status: null,
+    last_error: null,
+    created_at: now,
+    last_attempt_at: null,
+    delivered_at: null,
   };
 }
 

@@ -20,7 +20,11 @@ export const MAX_KEYWORDS = 50;
  * the keyword, so a conversation that merely mentions it is not an opt-out.
  */
 export function normalizeKeyword(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]/gu, '');
 }
 
 export function isOptOut(text: string, keywords: readonly string[]): boolean {

@@ -63,7 +63,15 @@ export function replyBody(e: ReplyEvent): string {
     receivedAt: iso(e.receivedAt),
     messageId: m ? m.id : null,
     message: m
-      ? { id: m.id, requestId: m.requestId, receiver: m.receiver, content: m.content, custom: m.custom, tag: m.tag, sentAt: m.sentAt === null ? null : iso(m.sentAt) }
+      ? {
+          id: m.id,
+          requestId: m.requestId,
+          receiver: m.receiver,
+          content: m.content,
+          custom: m.custom,
+          tag: m.tag,
+          sentAt: m.sentAt === null ? null : iso(m.sentAt),
+        }
       : null,
   });
 }

@@ -24,10 +24,18 @@ export async function logStatuses(tx: Transaction<Database>, changes: StatusChan
   const listening = await listeningAccounts(tx);
   if (listening.size === 0) return;
   const rows = changes.filter((c) => listening.has(c.account_id)).map((c) => ({ message_id: c.message_id, status: c.status, details: c.details, at: c.at }));
-  for (let i = 0; i < rows.length; i += 1000) await tx.insertInto('status_log').values(rows.slice(i, i + 1000)).execute();
+  for (let i = 0; i < rows.length; i += 1000)
+    await tx
+      .insertInto('status_log')
+      .values(rows.slice(i, i + 1000))
+      .execute();
 }
 
 async function listeningAccounts(tx: Transaction<Database>): Promise<Set<number>> {
-  const rows = await runRaw<{ account_id: number | string }>(tx, 'select account_id from webhooks union select account_id from account_callbacks where status_url is not null', []);
+  const rows = await runRaw<{ account_id: number | string }>(
+    tx,
+    'select account_id from webhooks union select account_id from account_callbacks where status_url is not null',
+    [],
+  );
   return new Set(rows.map((r) => Number(r.account_id)));
 }

@@ -77,13 +77,19 @@ export function checkedUrl(check: UrlCheck, field: string, url: string): string 
 }
 
 /** Registers a webhook; the answer is the only place the secret is shown. */
-export async function createWebhook(db: Executor, check: UrlCheck, accountId: number, input: { url: string; topics: string[] }): Promise<PublicWebhook & { secret: string }> {
+export async function createWebhook(
+  db: Executor,
+  check: UrlCheck,
+  accountId: number,
+  input: { url: string; topics: string[] },
+): Promise<PublicWebhook & { secret: string }> {
   const url = checkedUrl(check, 'url', input.url);
   const topics = TOPICS.filter((t) => input.topics.includes(t));
   if (topics.length === 0) throw validation([`topics: give at least one of ${TOPICS.join(', ')}`]);
   const edb = eventsDb(db);
   const count = await edb.selectFrom('webhooks').select(sql<number | string>`count(*)`.as('n')).where('account_id', '=', accountId).executeTakeFirst();
-  if (Number(count?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT) throw validation([`url: an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first`]);
+  if (Number(count?.n ?? 0) >= MAX_WEBHOOKS_PER_ACCOUNT)
+    throw validation([`url: an account may have at most ${MAX_WEBHOOKS_PER_ACCOUNT} webhooks; delete one first`]);
   const secret = newSecret();
   const row = await edb
     .insertInto('webhooks')

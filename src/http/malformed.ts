@@ -101,16 +101,25 @@ export function parserRefusal(err: ParseError, requestLine: string | null): Refu
       if (requestLine !== null && (end < 0 || end > MAX_URL_BYTES)) {
         return { status: 414, text: `The URL is too long (the request line exceeds ${PARSER_HEAD_LIMIT} bytes); send long values in the request body.` };
       }
-      return { status: 431, text: `The request line and headers are too large (more than ${PARSER_HEAD_LIMIT} bytes); send fewer or shorter headers, and long values in the body.` };
+      return {
+        status: 431,
+        text: `The request line and headers are too large (more than ${PARSER_HEAD_LIMIT} bytes); send fewer or shorter headers, and long values in the body.`,
+      };
     }
     case 'HPE_INVALID_METHOD':
       return { status: 405, text: `Unknown HTTP method; use ${METHODS} (HTTP/1.1).`, headers: { Allow: METHODS } };
     case 'HPE_INVALID_HEADER_TOKEN':
-      return { status: 400, text: 'A header name or value holds a character HTTP does not allow (a control character, or a space or separator in a name); fix that header.' };
+      return {
+        status: 400,
+        text: 'A header name or value holds a character HTTP does not allow (a control character, or a space or separator in a name); fix that header.',
+      };
     case 'HPE_UNEXPECTED_CONTENT_LENGTH':
     case 'HPE_INVALID_CONTENT_LENGTH':
     case 'HPE_INVALID_TRANSFER_ENCODING':
-      return { status: 400, text: 'Conflicting or invalid Content-Length / Transfer-Encoding headers; send one Content-Length with the body\'s size in bytes, or Transfer-Encoding: chunked alone.' };
+      return {
+        status: 400,
+        text: "Conflicting or invalid Content-Length / Transfer-Encoding headers; send one Content-Length with the body's size in bytes, or Transfer-Encoding: chunked alone.",
+      };
     case 'HPE_INVALID_VERSION':
       return { status: 400, text: 'Unsupported HTTP version; use HTTP/1.1.' };
     case 'HPE_INVALID_URL':
@@ -142,7 +151,9 @@ export function clientErrorHandler(this: FastifyInstance, err: ParseError, socke
     return;
   }
   const text = JSON.stringify(body);
-  const extra = Object.entries(refusal.headers ?? {}).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const extra = Object.entries(refusal.headers ?? {})
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(text)}\r\n${extra}Connection: close\r\n\r\n${text}`,
     () => socket.destroy(),

@@ -38,7 +38,6 @@ export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage
   await app.register(rbmEventRoute, { core });
 }
 
-
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
 
 /**

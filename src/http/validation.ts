@@ -93,7 +93,16 @@ const pointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
 function sizeError(instancePath: string, keyword: 'maxItems' | 'maxProperties', limit: number, schema: SchemaNode, data: unknown): ErrorObject {
   const what = keyword === 'maxItems' ? 'items' : 'properties';
-  return { instancePath, schemaPath: `#/${keyword}`, keyword, params: { limit }, message: `must NOT have more than ${limit} ${what}`, schema: limit, parentSchema: schema, data };
+  return {
+    instancePath,
+    schemaPath: `#/${keyword}`,
+    keyword,
+    params: { limit },
+    message: `must NOT have more than ${limit} ${what}`,
+    schema: limit,
+    parentSchema: schema,
+    data,
+  };
 }
 
 /**
@@ -130,12 +139,15 @@ function oversized(schema: unknown, data: unknown, path: string): ErrorObject[] 
     const record = data as Record<string, unknown>;
     if (typeof schema.maxProperties === 'number') {
       let count = 0;
-      for (const key in record) if (Object.hasOwn(record, key) && ++count > FAR_OVER * schema.maxProperties) return [sizeError(path, 'maxProperties', schema.maxProperties, schema, data)];
+      for (const key in record)
+        if (Object.hasOwn(record, key) && ++count > FAR_OVER * schema.maxProperties)
+          return [sizeError(path, 'maxProperties', schema.maxProperties, schema, data)];
     }
     const properties = isNode(schema.properties) ? schema.properties : null;
     const rest = isNode(schema.additionalProperties) ? schema.additionalProperties : null;
     if (rest) {
-      for (const key of Object.keys(record)) add(oversized(properties && Object.hasOwn(properties, key) ? properties[key] : rest, record[key], `${path}/${pointer(key)}`));
+      for (const key of Object.keys(record))
+        add(oversized(properties && Object.hasOwn(properties, key) ? properties[key] : rest, record[key], `${path}/${pointer(key)}`));
     } else if (properties) {
       for (const key of Object.keys(properties)) if (Object.hasOwn(record, key)) add(oversized(properties[key], record[key], `${path}/${pointer(key)}`));
     }
@@ -180,7 +192,8 @@ function nulErrors(data: unknown): ErrorObject[] {
   for (let item = stack.pop(); item; item = stack.pop()) {
     const [value, path] = item;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) errors.push({ instancePath: path, schemaPath: '#', keyword: 'nul', params: {}, message: 'must not contain the NUL character (\\u0000)' });
+      if (value.includes('\u0000'))
+        errors.push({ instancePath: path, schemaPath: '#', keyword: 'nul', params: {}, message: 'must not contain the NUL character (\\u0000)' });
     } else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) stack.push([v, `${path}/${k}`]);
     }
@@ -244,7 +257,7 @@ export function describeValidation(errors: ErrorObject[], part: string, maxLines
       const text = (e.parentSchema as Record<string, unknown> | undefined)?.[ERROR_TEXT];
       lines.add(`${field}: ${typeof text === 'string' ? text : 'has an invalid form'}`);
     } else if (e.keyword === 'enum') {
-      lines.add(`${field}: must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`);
+      lines.add(`${field}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`);
     } else {
       lines.add(`${field}: ${e.message ?? 'is invalid'}`);
     }

@@ -8,15 +8,54 @@ import { insertRows } from '../db/bulk.ts';
 import { maskCode } from '../tokens/mask.ts';
 import { defineJob } from '../db/jobs.ts';
 
-const REQUEST_COLUMNS = ['id', 'account_id', 'route_id', 'channel', 'product', 'content', 'tag', 'custom', 'sender', 'source', 'message_count', 'cost', 'schedule_at', 'created_at'] as const;
+const REQUEST_COLUMNS = [
+  'id',
+  'account_id',
+  'route_id',
+  'channel',
+  'product',
+  'content',
+  'tag',
+  'custom',
+  'sender',
+  'source',
+  'message_count',
+  'cost',
+  'schedule_at',
+  'created_at',
+] as const;
 const MESSAGE_COLUMNS = [
-  'id', 'account_id', 'request_id', 'route_id', 'connector', 'channel', 'receiver', 'content', 'payload', 'segments', 'cost', 'status', 'status_details',
-  'tag', 'custom', 'sender', 'created_at', 'schedule_at', 'due_at', 'lease_owner', 'attempts', 'sent_at', 'carrier_id', 'status_at', 'otp',
+  'id',
+  'account_id',
+  'request_id',
+  'route_id',
+  'connector',
+  'channel',
+  'receiver',
+  'content',
+  'payload',
+  'segments',
+  'cost',
+  'status',
+  'status_details',
+  'tag',
+  'custom',
+  'sender',
+  'created_at',
+  'schedule_at',
+  'due_at',
+  'lease_owner',
+  'attempts',
+  'sent_at',
+  'carrier_id',
+  'status_at',
+  'otp',
 ] as const;
 const LEDGER_COLUMNS = ['account_id', 'amount', 'reason', 'request_id', 'created_at'] as const;
 // A column added to messages or requests must be added above too (the compiler says so here).
 type Unlisted<Row, Listed extends readonly unknown[]> = Exclude<keyof Row, Listed[number]>;
-const everyColumn: [Unlisted<NewMessage, typeof MESSAGE_COLUMNS> | Unlisted<Database['requests'], typeof REQUEST_COLUMNS>] extends [never] ? true : never = true;
+const everyColumn: [Unlisted<NewMessage, typeof MESSAGE_COLUMNS> | Unlisted<Database['requests'], typeof REQUEST_COLUMNS>] extends [never] ? true : never =
+  true;
 void everyColumn;
 
 /** One message of a request, already validated and priced in segments. */
@@ -78,10 +117,7 @@ export interface AcceptResult {
 }
 
 const insufficient = (needed: number, balance: number) =>
-  new DomainError(
-    'INSUFFICIENT_BALANCE',
-    `Insufficient balance: this request costs ${fromMicros(needed)} and the balance is ${fromMicros(balance)}.`,
-  );
+  new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this request costs ${fromMicros(needed)} and the balance is ${fromMicros(balance)}.`);
 
 /**
  * Writes a batch of send requests in one transaction: for each request, in
@@ -193,7 +229,12 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   await insertRows(tx, dialect, 'messages', MESSAGE_COLUMNS, messages);
   await insertRows(tx, dialect, 'ledger', LEDGER_COLUMNS, ledger);
   for (const [accountId, amount] of debits) {
-    if (amount > 0) await tx.updateTable('accounts').set({ balance: sql`balance - ${amount}` }).where('id', '=', accountId).execute();
+    if (amount > 0)
+      await tx
+        .updateTable('accounts')
+        .set({ balance: sql`balance - ${amount}` })
+        .where('id', '=', accountId)
+        .execute();
   }
   return outcomes;
 }
@@ -217,12 +258,25 @@ async function heldBack(tx: Transaction<Database>, inputs: AcceptInput[], now: n
     const connector = input.route.connector;
     if (!input.handoff || out.has(connector)) continue;
     // Literal status: the partial index messages_waiting_idx (migration 007) serves both.
-    const due = await tx.selectFrom('messages').select('id').where('connector', '=', connector).where(sql<boolean>`status = 'QUEUED'`).where('due_at', '<=', now).limit(1).executeTakeFirst();
+    const due = await tx
+      .selectFrom('messages')
+      .select('id')
+      .where('connector', '=', connector)
+      .where(sql<boolean>`status = 'QUEUED'`)
+      .where('due_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
     if (due) {
       out.set(connector, null);
       continue;
     }
-    const retrying = await tx.selectFrom('messages').select('receiver').where('connector', '=', connector).where(sql<boolean>`status = 'QUEUED'`).where('due_at', '>', now).execute();
+    const retrying = await tx
+      .selectFrom('messages')
+      .select('receiver')
+      .where('connector', '=', connector)
+      .where(sql<boolean>`status = 'QUEUED'`)
+      .where('due_at', '>', now)
+      .execute();
     out.set(connector, new Set(retrying.map((r) => r.receiver)));
   }
   for (const input of inputs) for (const receiver of input.handoff?.holdBack ?? []) out.get(input.route.connector)?.add(receiver);

@@ -28,7 +28,10 @@ export async function cancelRequest(db: Kysely<Database>, accountId: number, req
     if (cancelled.length === 0) {
       throw new DomainError('NOT_CANCELLABLE', `No message of request ${requestId} can be cancelled: they were already sent or cancelled.`);
     }
-    await logStatuses(tx, cancelled.map((m) => ({ account_id: accountId, message_id: m.id, status: 'CANCELLED', details: null, at: now })));
+    await logStatuses(
+      tx,
+      cancelled.map((m) => ({ account_id: accountId, message_id: m.id, status: 'CANCELLED', details: null, at: now })),
+    );
     const amount = cancelled.reduce((sum, m) => sum + m.cost, 0);
     await refund(tx, accountId, amount, requestId, 'refund: cancelled');
     return { cancelled: cancelled.length, refunded: amount };

@@ -56,7 +56,10 @@ const likePattern = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, 
 
 function statusesOf(q: ReportQuery): MessageStatus[] | null {
   if (q.statuses === undefined) return null;
-  const list = (Array.isArray(q.statuses) ? q.statuses : [q.statuses]).flatMap((s) => s.split(',')).map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const list = (Array.isArray(q.statuses) ? q.statuses : [q.statuses])
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const bad = list.filter((s) => !STATUSES.includes(s as MessageStatus));
   if (bad.length) throw validation([`statuses: unknown status ${bad.join(', ')}; use ${STATUSES.join(', ')}`]);
   // `statuses=` (nothing chosen) is no filter; an empty IN () is a syntax error on PostgreSQL.
@@ -89,7 +92,21 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
     .$if(statuses !== null, (b) => b.where('m.status', 'in', statuses ?? []));
   const total = await countOf(base);
   const rows = await base
-    .select(['m.id', 'm.receiver', reportedContent('m').as('content'), 'm.created_at', 'm.sent_at', 'm.request_id', 'm.schedule_at', 'm.custom', 'm.tag', 'm.status', 'm.status_details', 'r.product_name', 'r.display_name'])
+    .select([
+      'm.id',
+      'm.receiver',
+      reportedContent('m').as('content'),
+      'm.created_at',
+      'm.sent_at',
+      'm.request_id',
+      'm.schedule_at',
+      'm.custom',
+      'm.tag',
+      'm.status',
+      'm.status_details',
+      'r.product_name',
+      'r.display_name',
+    ])
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')
     .limit(w.limit)
@@ -126,7 +143,13 @@ export async function receivedReport(db: Executor, accountId: number, q: ReportQ
     .$if(q.sender !== undefined, (b) => b.where('sender', '=', (q.sender ?? '').replace(/^\+/, '')))
     .$if(q.content !== undefined, (b) => b.where(sql`lower(content)`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`));
   const total = await countOf(base);
-  const rows = await base.select(['sender', 'content', 'received_at', 'message_id']).orderBy('received_at', 'desc').orderBy('id', 'desc').limit(w.limit).offset(w.skip).execute();
+  const rows = await base
+    .select(['sender', 'content', 'received_at', 'message_id'])
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(w.limit)
+    .offset(w.skip)
+    .execute();
   return { total, records: rows.map((r) => ({ sender: r.sender, content: r.content, receivedAt: iso(r.received_at), messageId: r.message_id })) };
 }
 
@@ -146,7 +169,18 @@ export async function requestsReport(db: Executor, accountId: number, q: ReportQ
   const total = await countOf(base);
   const rows = await base
     .select((eb) => [
-      'q.id', 'q.account_id', 'q.content', 'q.created_at', 'q.schedule_at', 'q.custom', 'q.tag', 'q.message_count', 'r.product_id', 'r.product_name', 'q.route_id', 'r.display_name',
+      'q.id',
+      'q.account_id',
+      'q.content',
+      'q.created_at',
+      'q.schedule_at',
+      'q.custom',
+      'q.tag',
+      'q.message_count',
+      'r.product_id',
+      'r.product_name',
+      'q.route_id',
+      'r.display_name',
       eb.selectFrom('messages').select(sql<number | null>`min(sent_at)`.as('s')).whereRef('messages.request_id', '=', 'q.id').as('sent_at'),
     ])
     .orderBy('q.schedule_at', 'desc')

@@ -28,7 +28,13 @@ export interface ResolvedTargeting {
  * caller gets every problem in one answer, expands contact groups, and
  * de-duplicates receivers (one message per receiver and request).
  */
-export async function resolveTargeting(db: Executor, routes: AccountRoutes, principal: Principal, input: Targeting, channel: 'SMS' | 'RCS'): Promise<ResolvedTargeting> {
+export async function resolveTargeting(
+  db: Executor,
+  routes: AccountRoutes,
+  principal: Principal,
+  input: Targeting,
+  channel: 'SMS' | 'RCS',
+): Promise<ResolvedTargeting> {
   const problems: string[] = [];
   const receivers: string[] = [];
   (input.receivers ?? []).forEach((value, i) => {

@@ -132,11 +132,12 @@ export function createMetrics(deps: { db: Db; carriers: ReadonlyMap<string, Carr
     inbound.inc({ connector }, 0);
   }
 
-  const byRoute = new Children((route: string) =>
-    new Children((method: string) => ({
-      duration: durations.labels(method, route),
-      byStatus: new Children((status: number) => requests.labels(method, route, String(status))),
-    })),
+  const byRoute = new Children(
+    (route: string) =>
+      new Children((method: string) => ({
+        duration: durations.labels(method, route),
+        byStatus: new Children((status: number) => requests.labels(method, route, String(status))),
+      })),
   );
   const byChannel = new Children((channel: string) => accepted.labels(channel));
   const submitsOf = new Children((connector: string) => new Children((outcome: SubmitOutcome) => submits.labels(connector, outcome)));

@@ -38,7 +38,7 @@ export const EMPTY_ALLOW_LIST: AllowList = { hosts: new Set(), ranges: [] };
 
 /** Parses `GATEWAY_FETCH_ALLOW`: comma-separated host names, addresses or CIDRs. Throws on a malformed CIDR. */
 export function parseAllowList(text: string | undefined | readonly string[]): AllowList {
-  const entries = (typeof text === 'string' ? text.split(',') : text ?? []).map((e) => e.trim()).filter((e) => e.length > 0);
+  const entries = (typeof text === 'string' ? text.split(',') : (text ?? [])).map((e) => e.trim()).filter((e) => e.length > 0);
   const hosts = new Set<string>();
   const ranges: [ipaddr.IPv4 | ipaddr.IPv6, number][] = [];
   for (const entry of entries) {

@@ -124,7 +124,15 @@ export class SafeFetcher {
     await this.agent.close();
   }
 
-  private async once(url: URL, method: HttpMethod, headers: Record<string, string>, body: string | Uint8Array | null, signal: AbortSignal, options: SafeFetchOptions, timeout: AbortSignal): Promise<SafeResponse> {
+  private async once(
+    url: URL,
+    method: HttpMethod,
+    headers: Record<string, string>,
+    body: string | Uint8Array | null,
+    signal: AbortSignal,
+    options: SafeFetchOptions,
+    timeout: AbortSignal,
+  ): Promise<SafeResponse> {
     let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(url, { dispatcher: this.agent, method, headers, body, signal, maxRedirections: 0 });
@@ -150,18 +158,21 @@ export class SafeFetcher {
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
-    this.resolve(hostname).then((all) => {
-      const addresses = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
-      const host = hostname.toLowerCase();
-      const usable = this.allow.hosts.has(host) ? addresses : addresses.filter((a) => addressRefusal(a.address, this.allow) === null);
-      if (usable.length === 0) {
-        const why = addresses.map((a) => addressRefusal(a.address, this.allow)).find((w) => w !== null) ?? 'no address';
-        return callback(new SafeFetchError('ADDRESS', `${hostname} resolves to a refused address (${why}); only public addresses may be called`), []);
-      }
-      if (options.all) return callback(null, usable);
-      const first = usable[0] as LookupAddress;
-      return callback(null, first.address, first.family);
-    }, (err: NodeJS.ErrnoException) => callback(err, []));
+    this.resolve(hostname).then(
+      (all) => {
+        const addresses = family === 4 || family === 6 ? all.filter((a) => a.family === family) : all;
+        const host = hostname.toLowerCase();
+        const usable = this.allow.hosts.has(host) ? addresses : addresses.filter((a) => addressRefusal(a.address, this.allow) === null);
+        if (usable.length === 0) {
+          const why = addresses.map((a) => addressRefusal(a.address, this.allow)).find((w) => w !== null) ?? 'no address';
+          return callback(new SafeFetchError('ADDRESS', `${hostname} resolves to a refused address (${why}); only public addresses may be called`), []);
+        }
+        if (options.all) return callback(null, usable);
+        const first = usable[0] as LookupAddress;
+        return callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
   };
 
   /** The last line of defence: the address the socket actually connected to. */

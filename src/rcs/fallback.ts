@@ -40,7 +40,7 @@ export async function fallBackToSms(tx: Transaction<Database>, messageId: string
     .where('r.id', '=', message.route_id)
     .executeTakeFirst();
   const payload = parsePayload(message.payload);
-  if (!fallback || fallback.channel !== 'SMS' || !payload) return false;
+  if (fallback?.channel !== 'SMS' || !payload) return false;
   const text = fallbackText(payload);
   if (text.trim() === '') return false;
 
@@ -63,8 +63,19 @@ export async function fallBackToSms(tx: Transaction<Database>, messageId: string
   await tx
     .updateTable('messages')
     .set({
-      channel: 'SMS', route_id: Number(fallback.id), connector: fallback.connector, content: text, payload: null, segments, cost,
-      status: 'QUEUED', status_details: details, status_at: now, due_at: now, lease_owner: null, attempts: 0,
+      channel: 'SMS',
+      route_id: Number(fallback.id),
+      connector: fallback.connector,
+      content: text,
+      payload: null,
+      segments,
+      cost,
+      status: 'QUEUED',
+      status_details: details,
+      status_at: now,
+      due_at: now,
+      lease_owner: null,
+      attempts: 0,
     })
     .where('id', '=', messageId)
     .execute();

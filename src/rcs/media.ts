@@ -78,7 +78,8 @@ export class MediaStore {
   async cardImage(url: string): Promise<RcsMedia | string> {
     const got = await this.download(url);
     if (typeof got === 'string') return got;
-    if (!IMAGE_TYPES.has(got.contentType)) return `the image at ${url} is ${got.contentType || 'of no declared type'}; a card image must be JPEG, PNG, GIF or WebP`;
+    if (!IMAGE_TYPES.has(got.contentType))
+      return `the image at ${url} is ${got.contentType || 'of no declared type'}; a card image must be JPEG, PNG, GIF or WebP`;
     let encoded: { data: Buffer; info: { width: number; height: number }; png: boolean };
     try {
       const image = sharp(got.body, { limitInputPixels: MAX_INPUT_PIXELS, animated: false }).rotate();
@@ -86,7 +87,10 @@ export class MediaStore {
       if (!meta.width || !meta.height) return `the image at ${url} has no dimensions`;
       const png = meta.format === 'png';
       const resized = image.resize({ width: CARD_IMAGE_MAX_PX, height: CARD_IMAGE_MAX_PX, fit: 'inside', withoutEnlargement: true });
-      const { data, info } = await (png ? resized.png({ compressionLevel: 9 }) : resized.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })).toBuffer({ resolveWithObject: true });
+      const { data, info } = await (png
+        ? resized.png({ compressionLevel: 9 })
+        : resized.flatten({ background: '#ffffff' }).jpeg({ quality: 85, mozjpeg: true })
+      ).toBuffer({ resolveWithObject: true });
       encoded = { data, info, png };
     } catch (err) {
       return `the file at ${url} is not a readable image (${err instanceof Error ? err.message : String(err)})`;

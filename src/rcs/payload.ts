@@ -22,7 +22,11 @@ export const oneLine = <T extends TSchema>(schema: T, text: string, description?
 export const Text = (max: number, description: string) =>
   oneLine(Type.String({ minLength: 1, maxLength: max, pattern: '\\S' }), `must be text of 1 to ${max} characters, not only spaces`, description);
 
-export const HttpUrl = oneLine(Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' }), 'must be an http(s) URL (at most 2048 characters)', 'Public http(s) URL.');
+export const HttpUrl = oneLine(
+  Type.String({ maxLength: 2048, pattern: '^[Hh][Tt][Tt][Pp][Ss]?://[^\\s]+$' }),
+  'must be an http(s) URL (at most 2048 characters)',
+  'Public http(s) URL.',
+);
 
 export const ButtonSchema = Type.Object(
   {

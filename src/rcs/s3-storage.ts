@@ -69,7 +69,14 @@ export class S3Storage implements MediaStorage {
     // service, and a race only writes the same bytes twice (the name is their hash).
     if (await this.exists(name)) return false;
     await this.client.send(
-      new PutObjectCommand({ Bucket: this.options.bucket, Key: this.key(name), Body: data, ContentLength: data.length, ContentType: contentType, CacheControl: CACHE_CONTROL }),
+      new PutObjectCommand({
+        Bucket: this.options.bucket,
+        Key: this.key(name),
+        Body: data,
+        ContentLength: data.length,
+        ContentType: contentType,
+        CacheControl: CACHE_CONTROL,
+      }),
     );
     return true;
   }

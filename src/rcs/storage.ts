@@ -7,7 +7,6 @@ import type { MediaStorage } from './media-storage.ts';
 
 export type { MediaStorage };
 
-
 /** GATEWAY_DATA_DIR/media: each file written once, atomically (temp file, rename). */
 export class DirectoryStorage implements MediaStorage {
   constructor(readonly dir: string) {}
@@ -17,7 +16,10 @@ export class DirectoryStorage implements MediaStorage {
   }
 
   async exists(name: string): Promise<boolean> {
-    return stat(join(this.dir, name)).then((s) => s.isFile(), () => false);
+    return stat(join(this.dir, name)).then(
+      (s) => s.isFile(),
+      () => false,
+    );
   }
 
   async putIfAbsent(name: string, data: Buffer): Promise<boolean> {
@@ -46,7 +48,9 @@ export async function openMediaStorage(config: Config): Promise<MediaStorage> {
   const keyId = config.MEDIA_S3_ACCESS_KEY_ID;
   const secret = config.MEDIA_S3_SECRET_ACCESS_KEY;
   if ((keyId === undefined) !== (secret === undefined)) {
-    throw new ConfigError('MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither (then the standard AWS_* variables or the AWS credential chain are used)');
+    throw new ConfigError(
+      'MEDIA_S3_ACCESS_KEY_ID and MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither (then the standard AWS_* variables or the AWS credential chain are used)',
+    );
   }
   const { S3Storage } = await import('./s3-storage.ts');
   return new S3Storage({

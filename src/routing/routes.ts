@@ -93,5 +93,10 @@ export function publicRoute(row: RouteRow) {
 
 /** What the operator sees of a route: the public fields, channel, connector and SMS fallback. */
 export function operatorRoute(row: RouteRow) {
-  return { ...publicRoute(row), channel: row.channel, connector: row.connector, fallbackRouteId: row.fallback_route_id === null ? null : Number(row.fallback_route_id) };
+  return {
+    ...publicRoute(row),
+    channel: row.channel,
+    connector: row.connector,
+    fallbackRouteId: row.fallback_route_id === null ? null : Number(row.fallback_route_id),
+  };
 }

@@ -41,7 +41,7 @@ export function normalizeInternational(value: string | number): string | null {
   const known = international.get(digits);
   if (known !== undefined) return known;
   const parsed = parsePhoneNumberFromString(`+${digits}`);
-  return international.set(digits, parsed !== undefined && parsed.isValid() ? digits : null);
+  return international.set(digits, parsed?.isValid() ? digits : null);
 }
 
 /**
@@ -52,7 +52,7 @@ export function normalizeInternational(value: string | number): string | null {
  */
 export function internationalProblem(value: unknown): string {
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
-  const shown = /^\+?\d+$/.test(text) ? text : JSON.stringify(value) ?? String(value);
+  const shown = /^\+?\d+$/.test(text) ? text : (JSON.stringify(value) ?? String(value));
   const digits = text.replace(/^\+/, '');
   const asBrazilian = /^\d{10,11}$/.test(digits) ? normalizeBrazilian(digits) : null;
   if (asBrazilian) return `${shown} is not a valid international number: Brazilian numbers start with 55, e.g. ${asBrazilian}`;

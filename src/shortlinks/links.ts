@@ -127,7 +127,12 @@ export function deleteLink(db: Executor, accountId: number, id: number): Promise
 }
 
 /** Updates a live (not deleted) link of the account; NOT_FOUND for any other id. */
-async function changeLiveLink(db: Executor, accountId: number, id: number, change: { destination_url?: string; updated_at?: number; deleted_at?: number }): Promise<ShortLinkRow> {
+async function changeLiveLink(
+  db: Executor,
+  accountId: number,
+  id: number,
+  change: { destination_url?: string; updated_at?: number; deleted_at?: number },
+): Promise<ShortLinkRow> {
   const row = await linkDb(db)
     .updateTable('short_links')
     .set(change)
@@ -143,7 +148,11 @@ async function changeLiveLink(db: Executor, accountId: number, id: number, chang
 /** Removes links that were never published (their send was refused); a hard delete. */
 export async function discardLinks(db: Executor, accountId: number, ids: number[]): Promise<void> {
   for (let i = 0; i < ids.length; i += CHUNK) {
-    await linkDb(db).deleteFrom('short_links').where('account_id', '=', accountId).where('id', 'in', ids.slice(i, i + CHUNK)).execute();
+    await linkDb(db)
+      .deleteFrom('short_links')
+      .where('account_id', '=', accountId)
+      .where('id', 'in', ids.slice(i, i + CHUNK))
+      .execute();
   }
 }
 

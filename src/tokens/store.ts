@@ -32,7 +32,11 @@ export type TokenErrorReason = 'EXPIRY_RANGE' | 'INVALID' | 'EXPIRED' | 'USED' |
  * reason is a VALIDATION error (400).
  */
 export class TokenError extends DomainError {
-  constructor(readonly reason: TokenErrorReason, message: string, retryAfterSeconds?: number) {
+  constructor(
+    readonly reason: TokenErrorReason,
+    message: string,
+    retryAfterSeconds?: number,
+  ) {
     super(reason === 'RATE_LIMITED' || reason === 'GUESS_LIMIT' ? 'RATE_LIMITED' : 'VALIDATION', message);
     if (retryAfterSeconds !== undefined) this.retryAfterSeconds = retryAfterSeconds;
   }
@@ -64,7 +68,11 @@ async function readKey(db: Executor): Promise<Buffer> {
   let value = await read();
   if (value === undefined) {
     // Only when someone deleted it: a new key (live codes made with the old one stop validating).
-    await db.insertInto('settings').values({ name: KEY_SETTING, value: randomBytes(32).toString('hex') }).onConflict((oc) => oc.column('name').doNothing()).execute();
+    await db
+      .insertInto('settings')
+      .values({ name: KEY_SETTING, value: randomBytes(32).toString('hex') })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .execute();
     value = await read();
   }
   if (value === undefined) throw new Error(`setting ${KEY_SETTING} is missing`);
@@ -82,7 +90,7 @@ const hashCode = (key: Buffer, accountId: number, code: string) => createHmac('s
 const newCode = () => String(randomInt(0, 1_000_000)).padStart(6, '0');
 
 /** `"{prefix}: {code}"`, or the code alone without a prefix. */
-export const tokenText = (prefix: string | null, code: string) => (prefix && prefix.trim() ? `${prefix.trim()}: ${code}` : code);
+export const tokenText = (prefix: string | null, code: string) => (prefix?.trim() ? `${prefix.trim()}: ${code}` : code);
 
 export interface NewToken {
   /** Normalised phone (55 + area code + number). */
@@ -147,7 +155,17 @@ export async function createToken(
   const expiresAt = now + minutes * 60_000;
   const row = await db
     .insertInto('tokens')
-    .values({ account_id: accountId, phone: input.phone, code_hash: hashCode(key, accountId, code), enforce_phone: input.enforcePhone ? 1 : 0, request_id: null, created_at: now, expires_at: expiresAt, used_at: null, failed_attempts: 0 })
+    .values({
+      account_id: accountId,
+      phone: input.phone,
+      code_hash: hashCode(key, accountId, code),
+      enforce_phone: input.enforcePhone ? 1 : 0,
+      request_id: null,
+      created_at: now,
+      expires_at: expiresAt,
+      used_at: null,
+      failed_attempts: 0,
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const id = Number(row.id);
@@ -194,7 +212,11 @@ export async function validateToken(db: Kysely<Database>, accountId: number, inp
     const budget = await takeGuess(t, accountId, now);
     if (budget.spent) {
       const wait = Math.max(1, Math.ceil((budget.windowStart + GUESS_WINDOW_MS - now) / 1000));
-      return new TokenError('GUESS_LIMIT', `Too many wrong validation attempts on this account (at most ${GUESS_BUDGET} every ${GUESS_WINDOW_MS / 60_000} minutes); try again in ${wait} second(s).`, wait);
+      return new TokenError(
+        'GUESS_LIMIT',
+        `Too many wrong validation attempts on this account (at most ${GUESS_BUDGET} every ${GUESS_WINDOW_MS / 60_000} minutes); try again in ${wait} second(s).`,
+        wait,
+      );
     }
     const result = await check(t, accountId, hash, input.phone, now);
     if (result instanceof TokenError) {
@@ -226,7 +248,12 @@ async function takeGuess(t: TokenDb, accountId: number, now: number): Promise<{ 
     t
       .updateTable('token_guesses')
       .set((eb) => ({
-        failures: eb.case().when('window_start', '<=', stale).then(1).else(eb('failures', '+', 1)).end(),
+        failures: eb
+          .case()
+          .when('window_start', '<=', stale)
+          .then(1)
+          .else(eb('failures', '+', 1))
+          .end(),
         window_start: eb.case().when('window_start', '<=', stale).then(now).else(eb.ref('window_start')).end(),
       }))
       .where('account_id', '=', accountId)
@@ -251,7 +278,14 @@ async function takeGuess(t: TokenDb, accountId: number, now: number): Promise<{ 
 
 /** The token the code and phone name, used once; or why not. */
 async function check(t: TokenDb, accountId: number, hash: string, phone: string | null, now: number): Promise<{ phone: string } | TokenError> {
-  const rows = await t.selectFrom('tokens').selectAll().where('account_id', '=', accountId).where('code_hash', '=', hash).orderBy('id', 'desc').limit(10).execute();
+  const rows = await t
+    .selectFrom('tokens')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('code_hash', '=', hash)
+    .orderBy('id', 'desc')
+    .limit(10)
+    .execute();
   const token = rows.find((r) => phone === null || r.phone === phone) ?? rows[0];
   if (!token) return new TokenError('INVALID', 'The token code is not valid.');
   if (token.used_at !== null) return new TokenError('USED', 'The token was already used.');
@@ -260,10 +294,21 @@ async function check(t: TokenDb, accountId: number, hash: string, phone: string 
   if (phone === null && token.enforce_phone === 1) return new TokenError('PHONE_REQUIRED', 'phoneNumber: required to validate this token.');
   if (phone !== null && phone !== token.phone) {
     // The right code with another phone counts against the token too.
-    await t.updateTable('tokens').set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) })).where('id', '=', token.id).where('account_id', '=', accountId).execute();
+    await t
+      .updateTable('tokens')
+      .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) }))
+      .where('id', '=', token.id)
+      .where('account_id', '=', accountId)
+      .execute();
     return new TokenError('WRONG_PHONE', 'The token was not sent to this phone number.');
   }
-  const used = await t.updateTable('tokens').set({ used_at: now }).where('id', '=', token.id).where('account_id', '=', accountId).where('used_at', 'is', null).executeTakeFirst();
+  const used = await t
+    .updateTable('tokens')
+    .set({ used_at: now })
+    .where('id', '=', token.id)
+    .where('account_id', '=', accountId)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
   if (Number(used.numUpdatedRows) === 0) return new TokenError('USED', 'The token was already used.');
   return { phone: token.phone };
 }

@@ -21,7 +21,12 @@ test('/contactgroup: create, add and remove numbers, list all and one, delete', 
   assert.match(dup.body.Message, /Já existe/);
   assert.equal((await legacy(gw, alice.key, 'POST', '/contactgroup', { Description: 'x' })).status, 400);
 
-  const add = await legacy(gw, alice.key, 'PUT', '/contactgroup', { GroupName: 'VIP', Action: 'add_number', ContactName: 'Ana', ContactPhone: '(11) 95555-1111' });
+  const add = await legacy(gw, alice.key, 'PUT', '/contactgroup', {
+    GroupName: 'VIP',
+    Action: 'add_number',
+    ContactName: 'Ana',
+    ContactPhone: '(11) 95555-1111',
+  });
   assert.equal(add.status, 200, add.raw);
   assert.match(add.body.Message, /5511955551111/);
   assert.equal((await legacy(gw, alice.key, 'PUT', '/contactgroup', { groupname: 'VIP', action: 'add_number', contactphone: '11955552222' })).status, 200);
@@ -46,7 +51,10 @@ test('/contactgroup: create, add and remove numbers, list all and one, delete', 
 
   // The same groups as the gateway's GET /contacts.
   const gateway = await gw.call(alice.key, 'GET', '/contacts');
-  assert.deepEqual(gateway.body.object.map((g: any) => [g.name, g.validContacts]), [['VIP', 2]]);
+  assert.deepEqual(
+    gateway.body.object.map((g: any) => [g.name, g.validContacts]),
+    [['VIP', 2]],
+  );
 
   const removed = await legacy(gw, alice.key, 'PUT', '/contactgroup', { GroupName: 'VIP', Action: 'remove_number', ContactPhone: '11955552222' });
   assert.equal(removed.status, 200);
@@ -59,7 +67,8 @@ test('/contactgroup: create, add and remove numbers, list all and one, delete', 
 
 test('/sendcontactmessage sends to every phone of the group and sets LastUsed', async () => {
   await legacy(gw, alice.key, 'POST', '/contactgroup', { Name: 'Equipe' });
-  for (const phone of ['11966661111', '11966662222']) await legacy(gw, alice.key, 'PUT', '/contactgroup', { GroupName: 'Equipe', Action: 'add_number', ContactPhone: phone });
+  for (const phone of ['11966661111', '11966662222'])
+    await legacy(gw, alice.key, 'PUT', '/contactgroup', { GroupName: 'Equipe', Action: 'add_number', ContactPhone: phone });
   const res = await legacy(gw, alice.key, 'POST', '/sendcontactmessage', { sender: 'RH', content: 'Reunião às 10h', groupname: 'equipe' });
   assert.equal(res.status, 200, res.raw);
   assert.equal(res.body.Object, null);
@@ -93,7 +102,10 @@ test('/blacklist: add, list all and one (path and query), delete', async () => {
   assert.equal((await legacy(gw, alice.key, 'POST', '/blacklist', {})).status, 400);
 
   const all = await legacy(gw, alice.key, 'GET', '/blacklist');
-  assert.deepEqual(all.body.Object.map((b: any) => b.PhoneNumber), ['5511977770000']);
+  assert.deepEqual(
+    all.body.Object.map((b: any) => b.PhoneNumber),
+    ['5511977770000'],
+  );
   assert.equal((await legacy(gw, alice.key, 'GET', '/blacklist/11977770000')).body.Object.length, 1);
   assert.equal((await legacy(gw, alice.key, 'GET', '/blacklist?id=5511977770000')).body.Object.length, 1);
   assert.equal((await legacy(gw, alice.key, 'GET', '/blacklist/11977779999')).status, 404);
@@ -112,12 +124,18 @@ test('blocked receivers are skipped (BLOCKED) and not charged, on both interface
   assert.equal(res.status, 200);
   assert.match(res.body.Message, /1 destinatário\(s\), 1 crédito.*1 número/);
   const legacySent = (await messagesOf(gw, alice.accountId)).filter((m) => m.request_id === res.body.Object.requestUniqueId);
-  assert.deepEqual(legacySent.map((m) => [m.receiver, m.status === 'BLOCKED', m.cost]).sort(), [[blocked, true, 0], ['5511988881111', false, 100_000]]);
+  assert.deepEqual(legacySent.map((m) => [m.receiver, m.status === 'BLOCKED', m.cost]).sort(), [
+    [blocked, true, 0],
+    ['5511988881111', false, 100_000],
+  ]);
 
   const gateway = await gw.call(alice.key, 'POST', '/messages/sms/send', { receivers: [blocked, '5511988882222'], message: 'oi', route: alice.routeId });
   assert.equal(gateway.status, 200);
   const gatewaySent = (await messagesOf(gw, alice.accountId)).filter((m) => m.request_id === gateway.headers['x-request-id']);
-  assert.deepEqual(gatewaySent.map((m) => [m.receiver, m.status === 'BLOCKED', m.cost]).sort(), [[blocked, true, 0], ['5511988882222', false, 100_000]]);
+  assert.deepEqual(gatewaySent.map((m) => [m.receiver, m.status === 'BLOCKED', m.cost]).sort(), [
+    [blocked, true, 0],
+    ['5511988882222', false, 100_000],
+  ]);
 
   assert.equal(await balanceOf(gw, alice.accountId), Math.round((start - 0.2) * 1e6) / 1e6);
   // Every receiver blocked: nothing is charged, even at zero cost the send is accepted.

@@ -30,18 +30,31 @@ async function contextSend(phone: string, extra: Record<string, unknown> = {}) {
   assert.equal(res.status, 200, res.raw);
   assert.equal(res.body.Object, null);
   const requestId = res.headers['x-request-id'] as string;
-  await gw.eventually(() => messagesOf(gw, alice.accountId), (ms) => ms.some((m) => m.request_id === requestId && m.status === 'DELIVERED'), 'context send delivered');
+  await gw.eventually(
+    () => messagesOf(gw, alice.accountId),
+    (ms) => ms.some((m) => m.request_id === requestId && m.status === 'DELIVERED'),
+    'context send delivered',
+  );
   return requestId;
 }
 
 const answersTo = async (phone: string) => (await messagesOf(gw, alice.accountId)).filter((m) => m.receiver === phone && m.source === 'reply');
 
 test('rules: create, replace by name, list all and one (path and query), 404, delete', async () => {
-  const created = await legacy(gw, alice.key, 'POST', '/sendingcontextrules', { name: 'Pesquisa', message: 'Gostou?', positiveContext: 'sim', positiveResponse: 'Valeu' });
+  const created = await legacy(gw, alice.key, 'POST', '/sendingcontextrules', {
+    name: 'Pesquisa',
+    message: 'Gostou?',
+    positiveContext: 'sim',
+    positiveResponse: 'Valeu',
+  });
   assert.equal(created.status, 200);
   assert.match(created.body.Message, /criada/);
   assert.equal(created.body.Object.PositiveContext, 'sim');
-  const updated = await legacy(gw, alice.key, 'POST', '/sendingcontextrules', { Name: 'pesquisa', Message: 'Gostou do atendimento?', PositiveContext: 'sim,gostei' });
+  const updated = await legacy(gw, alice.key, 'POST', '/sendingcontextrules', {
+    Name: 'pesquisa',
+    Message: 'Gostou do atendimento?',
+    PositiveContext: 'sim,gostei',
+  });
   assert.match(updated.body.Message, /atualizada/);
   assert.equal(updated.body.Object.Id, created.body.Object.Id);
   assert.equal(updated.body.Object.PositiveContext, 'sim,gostei');
@@ -89,15 +102,27 @@ test('end to end: the reply SIM is answered automatically with the positive resp
   const before = await balanceOf(gw, alice.accountId);
   const inbound = await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'SIM' });
   assert.equal(inbound.status, 202);
-  const [answer] = await gw.eventually(() => answersTo(phone), (a) => a.length === 1, 'automatic answer');
+  const [answer] = await gw.eventually(
+    () => answersTo(phone),
+    (a) => a.length === 1,
+    'automatic answer',
+  );
   assert.equal(answer?.content, RULE.PositiveResponse);
   assert.equal(answer?.cost, 100_000);
   // Charged: the reply (0.02) and the automatic answer (0.10).
   assert.equal(Math.round((before - (await balanceOf(gw, alice.accountId))) * 100) / 100, 0.12);
-  await gw.eventually(() => answersTo(phone), (a) => a[0]?.status === 'DELIVERED', 'answer delivered');
+  await gw.eventually(
+    () => answersTo(phone),
+    (a) => a[0]?.status === 'DELIVERED',
+    'answer delivered',
+  );
   // The conversation is over: another reply gets no answer.
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'sim' });
-  await gw.eventually(() => gw.core.db.kysely.selectFrom('replies').select('id').where('sender', '=', phone).execute(), (r) => r.length === 2, 'second reply stored');
+  await gw.eventually(
+    () => gw.core.db.kysely.selectFrom('replies').select('id').where('sender', '=', phone).execute(),
+    (r) => r.length === 2,
+    'second reply stored',
+  );
   assert.equal((await answersTo(phone)).length, 1);
 });
 
@@ -105,7 +130,11 @@ test('matching ignores case and accents: "Não, obrigado" gets the negative resp
   const phone = '5511977775555';
   await contextSend(phone.slice(2));
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'NAO, obrigado' });
-  const [answer] = await gw.eventually(() => answersTo(phone), (a) => a.length === 1, 'negative answer');
+  const [answer] = await gw.eventually(
+    () => answersTo(phone),
+    (a) => a.length === 1,
+    'negative answer',
+  );
   assert.equal(answer?.content, RULE.NegativeResponse);
 });
 
@@ -113,10 +142,18 @@ test('an unclear reply gets the default response and the context keeps waiting',
   const phone = '5511977776666';
   await contextSend(phone.slice(2));
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'talvez' });
-  await gw.eventually(() => answersTo(phone), (a) => a.length === 1 && a[0]?.status === 'DELIVERED', 'default answer delivered');
+  await gw.eventually(
+    () => answersTo(phone),
+    (a) => a.length === 1 && a[0]?.status === 'DELIVERED',
+    'default answer delivered',
+  );
   assert.equal((await answersTo(phone))[0]?.content, RULE.DefaultResponse);
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'Confirmo!' });
-  const answers = await gw.eventually(() => answersTo(phone), (a) => a.length === 2, 'positive answer after default');
+  const answers = await gw.eventually(
+    () => answersTo(phone),
+    (a) => a.length === 2,
+    'positive answer after default',
+  );
   assert.equal(answers[1]?.content, RULE.PositiveResponse);
 });
 
@@ -126,8 +163,16 @@ test('ForceContent replaces the rule message; a plain send afterwards ends the c
   const sent = (await messagesOf(gw, alice.accountId)).find((m) => m.request_id === requestId);
   assert.equal(sent?.content, 'Texto forçado');
   const plain = await legacy(gw, alice.key, 'POST', '/send', { Receivers: phone.slice(2), Content: 'Outro assunto' });
-  await gw.eventually(() => messagesOf(gw, alice.accountId), (ms) => ms.some((m) => m.request_id === plain.body.Object.requestUniqueId && m.status === 'DELIVERED'), 'plain send delivered');
+  await gw.eventually(
+    () => messagesOf(gw, alice.accountId),
+    (ms) => ms.some((m) => m.request_id === plain.body.Object.requestUniqueId && m.status === 'DELIVERED'),
+    'plain send delivered',
+  );
   await gw.admin('POST', '/admin/simulator/inbound', { from: phone, text: 'sim' });
-  await gw.eventually(() => gw.core.db.kysely.selectFrom('replies').select('id').where('sender', '=', phone).execute(), (r) => r.length === 1, 'reply stored');
+  await gw.eventually(
+    () => gw.core.db.kysely.selectFrom('replies').select('id').where('sender', '=', phone).execute(),
+    (r) => r.length === 1,
+    'reply stored',
+  );
   assert.equal((await answersTo(phone)).length, 0);
 });

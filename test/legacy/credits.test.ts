@@ -11,7 +11,13 @@ let childId: number;
 before(async () => {
   gw = await startGateway();
   reseller = await gw.customer({ balance: 50, role: 'RESELLER' });
-  const child = await createAccount(gw.core.db.kysely, { name: 'Filial Norte', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 2_000_000, parentId: reseller.accountId });
+  const child = await createAccount(gw.core.db.kysely, {
+    name: 'Filial Norte',
+    role: 'CUSTOMER',
+    timezone: 'America/Sao_Paulo',
+    balance: 2_000_000,
+    parentId: reseller.accountId,
+  });
   childId = Number(child.id);
 });
 after(() => gw.close());
@@ -45,12 +51,23 @@ test('PUT /credits moves credits to the sub-account in one transaction, with led
   assert.equal(back.status, 200, back.raw);
   assert.equal(back.body.Object, 8);
   assert.equal(await balanceOf(gw, reseller.accountId), 44);
-  const ledger = await gw.core.db.kysely.selectFrom('ledger').select(['account_id', 'amount', 'reason']).where('reason', 'like', 'transfer%').orderBy('id').execute();
-  assert.deepEqual(ledger.map((l) => [Number(l.account_id), l.amount]), [
-    [reseller.accountId, -5_000_000], [childId, 5_000_000],
-    [reseller.accountId, -1_500_000], [childId, 1_500_000],
-    [childId, -500_000], [reseller.accountId, 500_000],
-  ]);
+  const ledger = await gw.core.db.kysely
+    .selectFrom('ledger')
+    .select(['account_id', 'amount', 'reason'])
+    .where('reason', 'like', 'transfer%')
+    .orderBy('id')
+    .execute();
+  assert.deepEqual(
+    ledger.map((l) => [Number(l.account_id), l.amount]),
+    [
+      [reseller.accountId, -5_000_000],
+      [childId, 5_000_000],
+      [reseller.accountId, -1_500_000],
+      [childId, 1_500_000],
+      [childId, -500_000],
+      [reseller.accountId, 500_000],
+    ],
+  );
 });
 
 test('PUT /credits refusals: customer 403, unknown sub-account 404, bad amount 400, more than the balance 400', async () => {

@@ -29,7 +29,11 @@ before(async () => {
   await legacy(gw, A.key, 'POST', '/contactgroup', { Name: 'Grupo-A' });
   await legacy(gw, A.key, 'PUT', '/contactgroup', { GroupName: 'Grupo-A', Action: 'add_number', ContactPhone: '11912340000' });
   await legacy(gw, A.key, 'POST', '/blacklist', { PhoneNumber: '11912349999' });
-  const s = await legacy(gw, A.key, 'POST', '/schedule', { Receivers: '11912341111', Content: 'A-secret', ScheduleDate: DateTime.now().plus({ days: 1 }).toFormat('yyyy-MM-dd HH:mm:ss') });
+  const s = await legacy(gw, A.key, 'POST', '/schedule', {
+    Receivers: '11912341111',
+    Content: 'A-secret',
+    ScheduleDate: DateTime.now().plus({ days: 1 }).toFormat('yyyy-MM-dd HH:mm:ss'),
+  });
   scheduled = s.body.Object.requestUniqueId;
 });
 after(() => gw.close());

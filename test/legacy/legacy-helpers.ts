@@ -21,7 +21,11 @@ export async function legacy(
   headers: Record<string, string> = {},
 ): Promise<LegacyAnswer> {
   const app = 'app' in target ? target.app : target;
-  const all: Record<string, string> = { ...(key ? { 'auth-key': key } : {}), ...(payload !== undefined ? { 'content-type': 'application/json' } : {}), ...headers };
+  const all: Record<string, string> = {
+    ...(key ? { 'auth-key': key } : {}),
+    ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...headers,
+  };
   const res = await app.inject({
     method,
     url: `/api/v2${path}`,
@@ -53,7 +57,16 @@ export async function messagesOf(gw: TestGateway, accountId: number) {
   return gw.core.db.kysely
     .selectFrom('messages')
     .innerJoin('requests', 'requests.id', 'messages.request_id')
-    .select(['messages.id', 'messages.request_id', 'messages.receiver', 'messages.content', 'messages.status', 'messages.cost', 'messages.sender', 'requests.source'])
+    .select([
+      'messages.id',
+      'messages.request_id',
+      'messages.receiver',
+      'messages.content',
+      'messages.status',
+      'messages.cost',
+      'messages.sender',
+      'requests.source',
+    ])
     .where('messages.account_id', '=', accountId)
     .orderBy('messages.created_at')
     .orderBy('messages.id')

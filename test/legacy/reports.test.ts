@@ -26,9 +26,17 @@ before(async () => {
   await legacy(gw, alice.key, 'POST', '/sendingcontextrules', { Name: 'NPS', Message: 'Recomendaria?', PositiveContext: 'sim', PositiveResponse: 'Obrigado!' });
   const ctx = await legacy(gw, alice.key, 'POST', '/sendcontextmessage', { Receivers: '11977771234', ContextRuleName: 'NPS' });
   contextId = ctx.headers['x-request-id'] as string;
-  await gw.eventually(() => messagesOf(gw, alice.accountId), (ms) => ms.length === 3 && ms.every((m) => m.status === 'DELIVERED' || m.status === 'UNDELIVERED'), 'final statuses');
+  await gw.eventually(
+    () => messagesOf(gw, alice.accountId),
+    (ms) => ms.length === 3 && ms.every((m) => m.status === 'DELIVERED' || m.status === 'UNDELIVERED'),
+    'final statuses',
+  );
   await gw.admin('POST', '/admin/simulator/inbound', { from: '5511977771234', text: 'Sim' });
-  await gw.eventually(() => messagesOf(gw, alice.accountId), (ms) => ms.length === 4 && ms.every((m) => m.status === 'DELIVERED' || m.status === 'UNDELIVERED'), 'automatic answer delivered');
+  await gw.eventually(
+    () => messagesOf(gw, alice.accountId),
+    (ms) => ms.length === 4 && ms.every((m) => m.status === 'DELIVERED' || m.status === 'UNDELIVERED'),
+    'automatic answer delivered',
+  );
 });
 after(async () => {
   await clocked.close();
@@ -75,7 +83,10 @@ test('/detailedreporting: one row per message, filters Delivered, Receiver, Requ
   assert.equal(delivered.body.Object.length, 3);
   later();
   const notDelivered = await legacy(clocked, alice.key, 'GET', '/detailedreporting?Delivered=false');
-  assert.deepEqual(notDelivered.body.Object.map((m: any) => [m.Receiver, m.Status]), [['5511999990001', 'UNDELIVERED']]);
+  assert.deepEqual(
+    notDelivered.body.Object.map((m: any) => [m.Receiver, m.Status]),
+    [['5511999990001', 'UNDELIVERED']],
+  );
   later();
   const byReceiver = await legacy(clocked, alice.key, 'GET', '/detailedreporting?receiver=(11)99999-8888');
   assert.equal(byReceiver.body.Object.length, 1);
@@ -128,12 +139,15 @@ test('/consolidatedreporting: per day by default, per month with group=true', as
   ]);
   later();
   const monthly = await legacy(clocked, alice.key, 'GET', '/consolidatedreporting?group=true');
-  assert.deepEqual(monthly.body.Object.map((p: any) => [p.Period, p.Messages]), [[today.slice(0, 7), 4]]);
+  assert.deepEqual(
+    monthly.body.Object.map((p: any) => [p.Period, p.Messages]),
+    [[today.slice(0, 7), 4]],
+  );
   later();
   assert.equal((await legacy(clocked, alice.key, 'GET', '/consolidatedreporting?group=maybe')).status, 400);
 });
 
-test('reports only show the account\'s own data', async () => {
+test("reports only show the account's own data", async () => {
   const bob = await gw.customer();
   assert.deepEqual((await legacy(gw, bob.key, 'GET', '/detailedreporting')).body.Object, []);
   assert.deepEqual((await legacy(gw, bob.key, 'GET', '/replyreporting')).body.Object, []);

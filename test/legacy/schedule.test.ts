@@ -10,7 +10,12 @@ let alice: Customer;
 before(async () => {
   gw = await startGateway();
   alice = await gw.customer({ balance: 10, farePrice: '0.10' });
-  await legacy(gw, alice.key, 'POST', '/sendingcontextrules', { Name: 'Lembrete', Message: 'Vem amanhã?', PositiveContext: 'sim', PositiveResponse: 'Até amanhã' });
+  await legacy(gw, alice.key, 'POST', '/sendingcontextrules', {
+    Name: 'Lembrete',
+    Message: 'Vem amanhã?',
+    PositiveContext: 'sim',
+    PositiveResponse: 'Até amanhã',
+  });
   await legacy(gw, alice.key, 'POST', '/contactgroup', { Name: 'Clientes' });
   await legacy(gw, alice.key, 'PUT', '/contactgroup', { GroupName: 'Clientes', Action: 'add_number', ContactPhone: '11955551111' });
 });
@@ -40,7 +45,7 @@ test('POST /schedule: scheduled with a request id, cancelled with /cancelrequest
   assert.match(again.body.Message, /cancelada/);
 });
 
-test('/cancelrequest: unknown id 404, another account\'s id 404, malformed id 400', async () => {
+test("/cancelrequest: unknown id 404, another account's id 404, malformed id 400", async () => {
   assert.equal((await legacy(gw, alice.key, 'POST', '/cancelrequest', { RequestUniqueId: '01900000-0000-7000-8000-000000000000' })).status, 404);
   const bob = await gw.customer();
   const theirs = await legacy(gw, bob.key, 'POST', '/schedule', { Receivers: '11999998888', Content: 'x', ScheduleDate: tomorrow() });
@@ -52,7 +57,11 @@ test('/cancelrequest: unknown id 404, another account\'s id 404, malformed id 40
 test('ScheduleDate: day-first and ISO forms accepted; missing, invalid and past refused', async () => {
   const dayFirst = await legacy(gw, alice.key, 'POST', '/schedule', { Receivers: '11999998888', Content: 'x', ScheduleDate: tomorrow('dd/MM/yyyy HH:mm') });
   assert.equal(dayFirst.status, 200, dayFirst.raw);
-  const iso = await legacy(gw, alice.key, 'POST', '/schedule', { receivers: '11999998888', content: 'x', scheduledate: DateTime.now().plus({ hours: 3 }).toISO() });
+  const iso = await legacy(gw, alice.key, 'POST', '/schedule', {
+    receivers: '11999998888',
+    content: 'x',
+    scheduledate: DateTime.now().plus({ hours: 3 }).toISO(),
+  });
   assert.equal(iso.status, 200, iso.raw);
   const cases: [unknown, RegExp][] = [
     [{ Receivers: '11999998888', Content: 'x' }, /ScheduleDate/],
@@ -68,7 +77,11 @@ test('ScheduleDate: day-first and ISO forms accepted; missing, invalid and past 
 });
 
 test('/schedulecontextmessage and /schedulecontactmessage schedule the same sends', async () => {
-  const ctx = await legacy(gw, alice.key, 'POST', '/schedulecontextmessage', { Receivers: '11999996666', ContextRuleName: 'lembrete', ScheduleDate: tomorrow() });
+  const ctx = await legacy(gw, alice.key, 'POST', '/schedulecontextmessage', {
+    Receivers: '11999996666',
+    ContextRuleName: 'lembrete',
+    ScheduleDate: tomorrow(),
+  });
   assert.equal(ctx.status, 200, ctx.raw);
   assert.deepEqual(await statusOf(ctx.body.Object.requestUniqueId), ['SCHEDULED']);
   const group = await legacy(gw, alice.key, 'POST', '/schedulecontactmessage', { GroupName: 'Clientes', Content: 'Promoção', ScheduleDate: tomorrow() });
@@ -76,7 +89,11 @@ test('/schedulecontextmessage and /schedulecontactmessage schedule the same send
   assert.deepEqual(await statusOf(group.body.Object.requestUniqueId), ['SCHEDULED']);
   const past = await legacy(gw, alice.key, 'POST', '/schedulecontactmessage', { GroupName: 'Clientes', Content: 'x', ScheduleDate: '01/01/2020 10:00' });
   assert.equal(past.status, 400);
-  const noRule = await legacy(gw, alice.key, 'POST', '/schedulecontextmessage', { Receivers: '11999996666', ContextRuleName: 'nada', ScheduleDate: tomorrow() });
+  const noRule = await legacy(gw, alice.key, 'POST', '/schedulecontextmessage', {
+    Receivers: '11999996666',
+    ContextRuleName: 'nada',
+    ScheduleDate: tomorrow(),
+  });
   assert.equal(noRule.status, 400);
 });
 

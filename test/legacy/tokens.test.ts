@@ -65,13 +65,17 @@ test('PUT /tokenmanager validates once; used, invalid and wrong phone are distin
 
 test('an expired token is refused as expired', async () => {
   const { res, code } = await issue({ PhoneNumber: '11922220000' });
-  await tokens().updateTable('tokens').set({ expires_at: Date.now() - 1000 }).where('request_id', '=', res.body.Object.RequestUniqueId).execute();
+  await tokens()
+    .updateTable('tokens')
+    .set({ expires_at: Date.now() - 1000 })
+    .where('request_id', '=', res.body.Object.RequestUniqueId)
+    .execute();
   const expired = await legacy(gw, alice.key, 'PUT', '/tokenmanager', { TokenCode: code, PhoneNumber: '11922220000' });
   assert.equal(expired.status, 400);
   assert.match(expired.body.Message, /expirado/);
 });
 
-test("five wrong guesses naming a phone lock every live token of that phone, even for the right code", async () => {
+test('five wrong guesses naming a phone lock every live token of that phone, even for the right code', async () => {
   const older = await issue({ PhoneNumber: '11933330000' });
   const newer = await issue({ PhoneNumber: '11933330000' });
   const taken = new Set([older.code, newer.code]);
@@ -166,7 +170,12 @@ test('legacy: the code is in no callback, and once the token is used every repor
 
   await gw.core.simulator.inbound('5511988880000', null, 'obrigado');
   const bodies = await gw.eventually(
-    async () => (await gw.core.db.kysely.selectFrom('webhook_deliveries' as never).select('body' as never).where('account_id' as never, '=', dave.accountId as never).execute()) as { body: string }[],
+    async () =>
+      (await gw.core.db.kysely
+        .selectFrom('webhook_deliveries' as never)
+        .select('body' as never)
+        .where('account_id' as never, '=', dave.accountId as never)
+        .execute()) as { body: string }[],
     (rows) => rows.length === 1,
     'the reply callback',
   );

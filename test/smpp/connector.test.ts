@@ -43,7 +43,10 @@ describe('SmppCarrier against the simulator', () => {
     const ids = idsOf(results.get('long-1'));
     const recs = h.sim.stats.submits;
     assert.equal(recs.length, 3);
-    assert.deepEqual(ids, recs.map((r) => canonicalId(r.messageId, 'hex')));
+    assert.deepEqual(
+      ids,
+      recs.map((r) => canonicalId(r.messageId, 'hex')),
+    );
     const ref = recs[0]?.bytes[3] ?? -1;
     const units = [...text];
     const bodies = [units.slice(0, 67).join(''), units.slice(67, 133).join(''), units.slice(133).join('')];
@@ -63,10 +66,14 @@ describe('SmppCarrier against the simulator', () => {
     const t = await harness();
     h = t;
     const cases = {
-      '0000': ['DELIVERED', 'stat:DELIVRD err:000'], '0001': ['UNDELIVERED', 'stat:UNDELIV err:001'],
-      '0002': ['EXPIRED', 'stat:EXPIRED err:000'], '0004': ['FAILED', 'stat:REJECTD err:002'],
-      '0005': ['FAILED', 'stat:DELETED err:000'], '0006': ['SENT', 'stat:UNKNOWN err:000'],
-      '0007': ['SENT', 'stat:ACCEPTD err:000'], '0008': ['SENT', 'stat:ENROUTE err:000'],
+      '0000': ['DELIVERED', 'stat:DELIVRD err:000'],
+      '0001': ['UNDELIVERED', 'stat:UNDELIV err:001'],
+      '0002': ['EXPIRED', 'stat:EXPIRED err:000'],
+      '0004': ['FAILED', 'stat:REJECTD err:002'],
+      '0005': ['FAILED', 'stat:DELETED err:000'],
+      '0006': ['SENT', 'stat:UNKNOWN err:000'],
+      '0007': ['SENT', 'stat:ACCEPTD err:000'],
+      '0008': ['SENT', 'stat:ENROUTE err:000'],
     };
     const messages = Object.keys(cases).map((suffix) => sms(`r${suffix}`, `+4917012${suffix}`, `to ${suffix}`));
     const results = await t.send([...messages, sms('refused', '+491701230003', 'no')]);

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  decodeText, encodeMessage, gsmSeptets, messageReference, DATA_CODING_GSM, DATA_CODING_UCS2, ESM_UDHI,
-} from '../../src/carriers/smpp/encoding.ts';
+import { decodeText, encodeMessage, gsmSeptets, messageReference, DATA_CODING_GSM, DATA_CODING_UCS2, ESM_UDHI } from '../../src/carriers/smpp/encoding.ts';
 import { parseUdh } from '../../src/carriers/smpp/udh.ts';
 
 const hex = (b: Buffer): string => b.toString('hex');
@@ -43,7 +41,7 @@ describe('GSM 03.38 encoding', () => {
     assert.equal(first?.esmClass, ESM_UDHI);
   });
 
-  it('a long text encodes with each message\'s own reference, also when the same text was encoded before', () => {
+  it("a long text encodes with each message's own reference, also when the same text was encoded before", () => {
     const text = 'b'.repeat(200);
     const [a, b] = [encodeMessage(text, 7), encodeMessage(text, 9)];
     assert.equal(hex(a.segments[0]?.shortMessage.subarray(0, 6) ?? Buffer.alloc(0)), udh(7, 2, 1));
@@ -79,7 +77,10 @@ describe('UCS-2 encoding', () => {
   it('keeps 70 units in one part and splits 71 into 67 + 4', () => {
     assert.equal(encodeMessage('Ж'.repeat(70), 0).segments.length, 1);
     const m = encodeMessage('Ж'.repeat(71), 3);
-    assert.deepEqual(m.segments.map((s) => s.shortMessage.length), [6 + 134, 6 + 8]);
+    assert.deepEqual(
+      m.segments.map((s) => s.shortMessage.length),
+      [6 + 134, 6 + 8],
+    );
     assert.equal(hex(m.segments[1]?.shortMessage ?? Buffer.alloc(0)), udh(3, 2, 2) + ucs2('ЖЖЖЖ'));
   });
 
@@ -90,7 +91,10 @@ describe('UCS-2 encoding', () => {
     assert.equal(hex(m.segments[0]?.shortMessage.subarray(6) ?? Buffer.alloc(0)), ucs2('Ж'.repeat(66)));
     assert.equal(hex(m.segments[1]?.shortMessage.subarray(6) ?? Buffer.alloc(0)), ucs2('😀xxxxx'));
     const many = encodeMessage('😀'.repeat(36), 0);
-    assert.deepEqual(many.segments.map((s) => s.shortMessage.length - 6), [132, 12]);
+    assert.deepEqual(
+      many.segments.map((s) => s.shortMessage.length - 6),
+      [132, 12],
+    );
   });
 
   it('refuses more than 255 parts', () => {

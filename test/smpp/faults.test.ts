@@ -11,7 +11,10 @@ afterEach(async () => {
 
 /** Texts the simulator accepted for a receiver, in arrival order. */
 function acceptedTexts(harness: Harness, receiver: string): string[] {
-  return harness.sim.messages().filter((m) => m.receiver === receiver).map((m) => m.text);
+  return harness.sim
+    .messages()
+    .filter((m) => m.receiver === receiver)
+    .map((m) => m.text);
 }
 
 describe('SmppCarrier under SMSC trouble', () => {
@@ -20,8 +23,7 @@ describe('SmppCarrier under SMSC trouble', () => {
     h.sim.setMode({ throttleNext: 25, queueFullNext: 10 });
     const receivers = ['+491710000010', '+491710000020', '+491710000030', '+491710000040'];
     const long = (n: number): string => `long ${n} ${'y'.repeat(200)}`;
-    const messages = receivers.flatMap((r, ri) =>
-      Array.from({ length: 10 }, (_, i) => sms(`${ri}-${i}`, r, i === 5 ? long(i) : `msg ${i}`)));
+    const messages = receivers.flatMap((r, ri) => Array.from({ length: 10 }, (_, i) => sms(`${ri}-${i}`, r, i === 5 ? long(i) : `msg ${i}`)));
     const results = await h.send(messages);
     assert.equal(results.size, messages.length);
     for (const m of messages) assert.equal(results.get(m.id)?.ok, true, m.id);
@@ -38,7 +40,10 @@ describe('SmppCarrier under SMSC trouble', () => {
     const messages = Array.from({ length: 12 }, (_, i) => sms(`t${i}`, '+491710000050', `timed ${i}`));
     const results = await h.send(messages);
     for (const m of messages) assert.equal(results.get(m.id)?.ok, true, m.id);
-    assert.deepEqual(acceptedTexts(h, '491710000050'), messages.map((m) => m.content));
+    assert.deepEqual(
+      acceptedTexts(h, '491710000050'),
+      messages.map((m) => m.content),
+    );
   });
 
   it('hands a message back with retry when throttling never ends', async () => {
@@ -50,7 +55,7 @@ describe('SmppCarrier under SMSC trouble', () => {
     assert.match(failure.error, /ESME_RTHROTTLED \(0x58\)/);
   });
 
-  it('hands back the receiver\'s later messages with a message throttled too often', async () => {
+  it("hands back the receiver's later messages with a message throttled too often", async () => {
     h = await harness({}, { maxThrottleRetries: 1 });
     h.sim.setMode({ throttleNext: 3 }); // h1 and other, then h1 again
     const messages = [sms('h1', '+491710000061', 'first'), sms('h2', '+491710000061', 'second'), sms('other', '+491710000062', 'other')];

@@ -44,19 +44,24 @@ export interface Harness {
 
 export const CREDENTIALS = { systemId: 'test', password: 'secret' };
 
-export async function harness(
-  simOptions: Partial<SmscSimulatorOptions> = {},
-  carrierOptions: Partial<SmppCarrierOptions> = {},
-): Promise<Harness> {
+export async function harness(simOptions: Partial<SmscSimulatorOptions> = {}, carrierOptions: Partial<SmppCarrierOptions> = {}): Promise<Harness> {
   const sim = await startSmscSimulator({
     ...CREDENTIALS,
     ...(verbose ? { log: (line: string) => console.log('sim', line) } : {}),
     ...simOptions,
   });
   const carrier = new SmppCarrier({
-    name: 'smpp-test', host: '127.0.0.1', port: sim.port, ...CREDENTIALS, sourceAddr: 'ACME',
-    responseTimeoutMs: 5_000, enquireLinkMs: 5_000, reconnectMinMs: 20, reconnectMaxMs: 200,
-    throttleBackoffMinMs: 10, throttleBackoffMaxMs: 100,
+    name: 'smpp-test',
+    host: '127.0.0.1',
+    port: sim.port,
+    ...CREDENTIALS,
+    sourceAddr: 'ACME',
+    responseTimeoutMs: 5_000,
+    enquireLinkMs: 5_000,
+    reconnectMinMs: 20,
+    reconnectMaxMs: 200,
+    throttleBackoffMinMs: 10,
+    throttleBackoffMaxMs: 100,
     logger: verbose ? printLogger : silentLogger,
     ...carrierOptions,
   });
@@ -75,7 +80,13 @@ export async function harness(
   };
   await carrier.start(events);
   return {
-    sim, carrier, receipts, inbound, results, timeline, duplicates,
+    sim,
+    carrier,
+    receipts,
+    inbound,
+    results,
+    timeline,
+    duplicates,
     async send(messages) {
       const out = new Map<string, SubmitResult>();
       await carrier.submit(messages, (id, result) => {

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import {
-  canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, statStatus,
-} from '../../src/carriers/smpp/receipt.ts';
+import { canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, statStatus } from '../../src/carriers/smpp/receipt.ts';
 import { TokenBucket } from '../../src/carriers/smpp/token-bucket.ts';
 
 // SMPP 3.4 Appendix B: "id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E Text: ..."
@@ -47,8 +45,14 @@ describe('receipt text', () => {
 describe('receipt status', () => {
   it('maps every Appendix B stat word', () => {
     const expected = {
-      DELIVRD: 'DELIVERED', UNDELIV: 'UNDELIVERED', EXPIRED: 'EXPIRED', REJECTD: 'FAILED',
-      DELETED: 'FAILED', ACCEPTD: 'SENT', UNKNOWN: 'SENT', ENROUTE: 'SENT',
+      DELIVRD: 'DELIVERED',
+      UNDELIV: 'UNDELIVERED',
+      EXPIRED: 'EXPIRED',
+      REJECTD: 'FAILED',
+      DELETED: 'FAILED',
+      ACCEPTD: 'SENT',
+      UNKNOWN: 'SENT',
+      ENROUTE: 'SENT',
     };
     for (const [stat, status] of Object.entries(expected)) assert.equal(statStatus(stat), status, stat);
     assert.equal(statStatus('delivrd'), 'DELIVERED');
@@ -57,7 +61,7 @@ describe('receipt status', () => {
 
   it('maps message_state 1..8 (SMPP 3.4 §5.2.28)', () => {
     const expected = [null, 'SENT', 'DELIVERED', 'EXPIRED', 'FAILED', 'UNDELIVERED', 'SENT', 'SENT', 'FAILED', null];
-    expected.forEach((status, state) => assert.equal(messageStateStatus(state), status, `state ${state}`));
+    for (const [state, status] of expected.entries()) assert.equal(messageStateStatus(state), status, `state ${state}`);
   });
 });
 

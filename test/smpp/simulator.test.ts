@@ -89,19 +89,36 @@ describe('SMSC simulator protocol checks', () => {
 describe('the simulator puts parts together as a handset does', () => {
   const LONG = (n: number) => `run ${n} ${'long text '.repeat(20)}`;
   const records = (text: string, reference: number, only?: number[]): SubmitRecord[] =>
-    encodeMessage(text, reference).segments
-      .map((s, i) => ({ messageId: `${text.slice(0, 6)}-${i}`, receiver: '5511900000001', sender: 'ACME', dataCoding: s.dataCoding, esmClass: s.esmClass, registeredDelivery: 1, bytes: s.shortMessage }))
+    encodeMessage(text, reference)
+      .segments.map((s, i) => ({
+        messageId: `${text.slice(0, 6)}-${i}`,
+        receiver: '5511900000001',
+        sender: 'ACME',
+        dataCoding: s.dataCoding,
+        esmClass: s.esmClass,
+        registeredDelivery: 1,
+        bytes: s.shortMessage,
+      }))
       .filter((_, i) => !only || only.includes(i));
 
   it('a part left over from a message cut off does not take the part of a later message with the same reference', () => {
     // Message 17 lost its second part in a dropped connection; message 38 shares its 8-bit reference.
     const out = assemble([...records(LONG(17), 42, [0]), ...records(LONG(38), 42)]);
-    assert.deepEqual(out.map((m) => [m.text, m.complete]), [[LONG(17).slice(0, 153), false], [LONG(38), true]]);
+    assert.deepEqual(
+      out.map((m) => [m.text, m.complete]),
+      [
+        [LONG(17).slice(0, 153), false],
+        [LONG(38), true],
+      ],
+    );
   });
 
   it('a resent message completes in its own group; the first attempt stays incomplete', () => {
     const out = assemble([...records(LONG(5), 7, [0]), ...records(LONG(5), 7)]);
-    assert.deepEqual(out.map((m) => m.complete), [false, true]);
+    assert.deepEqual(
+      out.map((m) => m.complete),
+      [false, true],
+    );
     assert.equal(out[1]?.text, LONG(5));
   });
 });

@@ -37,7 +37,9 @@ const sim = await new RbmSim({
   ...(env.RBM_SIM_WEBHOOK ? { webhookUrl: env.RBM_SIM_WEBHOOK } : {}),
   deliveryMs: Number(env.RBM_SIM_DELIVERY_MS ?? 500),
 }).start();
-console.log(`RBM simulator at ${sim.url}; token endpoint ${account ? sim.tokenUrl : '(none: set RBM_SIM_SERVICE_ACCOUNT)'}; events to ${sim.webhookUrl ?? '(none: set RBM_SIM_WEBHOOK)'}`);
+console.log(
+  `RBM simulator at ${sim.url}; token endpoint ${account ? sim.tokenUrl : '(none: set RBM_SIM_SERVICE_ACCOUNT)'}; events to ${sim.webhookUrl ?? '(none: set RBM_SIM_WEBHOOK)'}`,
+);
 const stop = () => void sim.stop().then(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -64,7 +64,7 @@ export function agentMessageProblems(body: unknown): string[] {
   const cards = m.richCard?.carouselCard?.cardContents;
   if (cards) {
     if (cards.length < 2 || cards.length > 10) problems.push('carouselCard needs 2..10 cards');
-    cards.forEach((c, i) => card(c, `cardContents[${i}]`));
+    for (const [i, c] of cards.entries()) card(c, `cardContents[${i}]`);
   }
   return problems;
 }
@@ -121,7 +121,11 @@ export class RbmSim {
   async post(event: Record<string, unknown>): Promise<number> {
     if (!this.webhookUrl) return 0;
     const body = JSON.stringify(event);
-    const res = await fetch(this.webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(this.options.secret, body) }, body });
+    const res = await fetch(this.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signBody(this.options.secret, body) },
+      body,
+    });
     await res.arrayBuffer();
     return res.status;
   }
@@ -139,9 +143,12 @@ export class RbmSim {
     const phone = match[1] ?? '';
     const rcs = !phone.endsWith('0009');
     if (match[2] === 'capabilities' && req.method === 'GET') {
-      return rcs ? json(res, 200, { features: ['RICHCARD_STANDALONE', 'RICHCARD_CAROUSEL', 'ACTION_OPEN_URL'] }) : json(res, 404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
+      return rcs
+        ? json(res, 200, { features: ['RICHCARD_STANDALONE', 'RICHCARD_CAROUSEL', 'ACTION_OPEN_URL'] })
+        : json(res, 404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
     }
-    if (match[2] !== 'agentMessages' || req.method !== 'POST') return json(res, 405, { error: { code: 405, message: 'method not allowed', status: 'UNIMPLEMENTED' } });
+    if (match[2] !== 'agentMessages' || req.method !== 'POST')
+      return json(res, 405, { error: { code: 405, message: 'method not allowed', status: 'UNIMPLEMENTED' } });
     const messageId = url.searchParams.get('messageId');
     if (!messageId) return json(res, 400, { error: { code: 400, message: 'messageId is required', status: 'INVALID_ARGUMENT' } });
     if (!rcs) return json(res, 404, { error: { code: 404, message: 'Requested entity was not found.', status: 'NOT_FOUND' } });
@@ -153,7 +160,8 @@ export class RbmSim {
     }
     const problems = agentMessageProblems(body);
     if (problems.length) return json(res, 400, { error: { code: 400, message: problems.join('; '), status: 'INVALID_ARGUMENT' } });
-    if (this.received.some((m) => m.messageId === messageId)) return json(res, 409, { error: { code: 409, message: 'message id exists', status: 'ALREADY_EXISTS' } });
+    if (this.received.some((m) => m.messageId === messageId))
+      return json(res, 409, { error: { code: 409, message: 'message id exists', status: 'ALREADY_EXISTS' } });
     this.received.push({ phone, messageId, agentId: url.searchParams.get('agentId'), body: body as RbmAgentMessage });
     this.later(phone, messageId, 'DELIVERED', 1);
     this.later(phone, messageId, 'READ', 2);
@@ -168,7 +176,8 @@ export class RbmSim {
 
   /** POST /token: the JWT bearer grant of service accounts. */
   private async token(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.tokenOutage !== null) return json(res, this.tokenOutage, { error: 'internal_failure', error_description: 'the token service is down (simulated)' });
+    if (this.tokenOutage !== null)
+      return json(res, this.tokenOutage, { error: 'internal_failure', error_description: 'the token service is down (simulated)' });
     const account = this.options.serviceAccount;
     if (!account) return json(res, 400, { error: 'invalid_grant', error_description: 'no service account is configured in the simulator' });
     const form = new URLSearchParams(await readBody(req));
@@ -179,10 +188,13 @@ export class RbmSim {
   }
 
   private later(phone: string, messageId: string, eventType: 'DELIVERED' | 'READ', factor: number): void {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.post({ senderPhoneNumber: phone, eventType, eventId: randomUUID(), messageId, sendTime: new Date().toISOString() }).catch(() => undefined);
-    }, (this.options.deliveryMs ?? 200) * factor);
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(timer);
+        this.post({ senderPhoneNumber: phone, eventType, eventId: randomUUID(), messageId, sendTime: new Date().toISOString() }).catch(() => undefined);
+      },
+      (this.options.deliveryMs ?? 200) * factor,
+    );
     this.timers.add(timer);
   }
 }

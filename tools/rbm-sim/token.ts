@@ -52,7 +52,10 @@ export function checkGrant(form: URLSearchParams, account: SimServiceAccount, au
   const iat = claims.iat;
   const exp = claims.exp;
   if (typeof iat !== 'number' || typeof exp !== 'number' || iat > nowS + SKEW_S || exp < nowS - SKEW_S || exp <= iat || exp - iat > 3600) {
-    return refuse('invalid_grant', 'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.');
+    return refuse(
+      'invalid_grant',
+      'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.',
+    );
   }
   if (exp <= nowS) return refuse('invalid_grant', 'Invalid JWT: the assertion has expired');
   return null;

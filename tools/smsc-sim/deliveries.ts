@@ -20,7 +20,10 @@ export class DeliveryQueue {
   private readonly timers = new Set<NodeJS.Timeout>();
 
   /** `receivers` lists sessions currently bound as receiver or transceiver. */
-  constructor(private readonly receivers: () => Session[], private readonly retryMs = 200) {}
+  constructor(
+    private readonly receivers: () => Session[],
+    private readonly retryMs = 200,
+  ) {}
 
   push(delivery: Delivery): void {
     this.queue.push(delivery);

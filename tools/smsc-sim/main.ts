@@ -25,8 +25,7 @@ const { values } = parseArgs({
   },
 });
 
-const base = (v: string | undefined): 'hex' | 'decimal' | undefined =>
-  v === undefined ? undefined : v === 'decimal' ? 'decimal' : 'hex';
+const base = (v: string | undefined): 'hex' | 'decimal' | undefined => (v === undefined ? undefined : v === 'decimal' ? 'decimal' : 'hex');
 const stamp = (): string => new Date().toISOString().slice(11, 23);
 const idBase = base(values['id-base']);
 const receiptIdBase = base(values['receipt-id-base']);
@@ -41,7 +40,9 @@ const sim = await startSmscSimulator({
   ...(receiptIdBase ? { receiptIdBase } : {}),
   log: (line) => console.log(`${stamp()} ${line}`),
 });
-console.log(`${stamp()} receivers ending 0001 UNDELIV, 0002 EXPIRED, 0003 refused, 0004 REJECTD, 0005 DELETED, 0006 UNKNOWN, 0007 ACCEPTD, 0008 ENROUTE, 0009 no receipt; others DELIVRD`);
+console.log(
+  `${stamp()} receivers ending 0001 UNDELIV, 0002 EXPIRED, 0003 refused, 0004 REJECTD, 0005 DELETED, 0006 UNKNOWN, 0007 ACCEPTD, 0008 ENROUTE, 0009 no receipt; others DELIVRD`,
+);
 
 const commands = createInterface({ input: process.stdin });
 commands.on('line', (line) => {

@@ -11,7 +11,14 @@ export type ReceiptStat = 'DELIVRD' | 'EXPIRED' | 'DELETED' | 'UNDELIV' | 'ACCEP
 
 /** message_state (SMPP 3.4 §5.2.28) of each stat word. */
 export const MESSAGE_STATE: Record<ReceiptStat, number> = {
-  ENROUTE: 1, DELIVRD: 2, EXPIRED: 3, DELETED: 4, UNDELIV: 5, ACCEPTD: 6, UNKNOWN: 7, REJECTD: 8,
+  ENROUTE: 1,
+  DELIVRD: 2,
+  EXPIRED: 3,
+  DELETED: 4,
+  UNDELIV: 5,
+  ACCEPTD: 6,
+  UNKNOWN: 7,
+  REJECTD: 8,
 };
 
 export interface OutcomeRule {
@@ -80,9 +87,14 @@ export function receiptText(r: ReceiptSpec): string {
 /** deliver_sm parameters of a receipt. */
 export function receiptParams(r: ReceiptSpec): PduParams {
   const params: PduParams = {
-    source_addr_ton: 1, source_addr_npi: 1, source_addr: r.receiver,
-    dest_addr_ton: 0, dest_addr_npi: 1, destination_addr: r.sender,
-    esm_class: 0x04, data_coding: 0,
+    source_addr_ton: 1,
+    source_addr_npi: 1,
+    source_addr: r.receiver,
+    dest_addr_ton: 0,
+    dest_addr_npi: 1,
+    destination_addr: r.sender,
+    esm_class: 0x04,
+    data_coding: 0,
     short_message: Buffer.from(r.withText ? receiptText(r) : '', 'latin1'),
   };
   if (r.withTlvs) {

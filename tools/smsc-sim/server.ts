@@ -30,12 +30,27 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
   const receiptIdBase = options.receiptIdBase ?? idBase;
   const receiptDelayMs = options.receiptDelayMs ?? 10;
   const mode = {
-    throttleNext: 0, throttleUntil: 0, queueFullNext: 0, responseDelayMs: 0, receiptBeforeResp: false,
-    ignoreEnquireLink: false, ignoreSubmits: false, dropAfterSubmits: null as number | null,
+    throttleNext: 0,
+    throttleUntil: 0,
+    queueFullNext: 0,
+    responseDelayMs: 0,
+    receiptBeforeResp: false,
+    ignoreEnquireLink: false,
+    ignoreSubmits: false,
+    dropAfterSubmits: null as number | null,
   };
   const stats: SimStats = {
-    connections: 0, binds: 0, bindFailures: 0, unbinds: 0, enquireLinks: 0, drops: 0,
-    submits: [], refused: [], throttled: 0, receiptsSent: 0, moSent: 0,
+    connections: 0,
+    binds: 0,
+    bindFailures: 0,
+    unbinds: 0,
+    enquireLinks: 0,
+    drops: 0,
+    submits: [],
+    refused: [],
+    throttled: 0,
+    receiptsSent: 0,
+    moSent: 0,
   };
   const bindTypes = new Map<Session, BindType | null>();
   const timers = new Set<NodeJS.Timeout>();
@@ -50,8 +65,7 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
     }, ms);
     timers.add(timer);
   };
-  const receiving = (): Session[] =>
-    [...bindTypes].filter(([s, t]) => (t === 'receiver' || t === 'transceiver') && s.socket.writable).map(([s]) => s);
+  const receiving = (): Session[] => [...bindTypes].filter(([s, t]) => (t === 'receiver' || t === 'transceiver') && s.socket.writable).map(([s]) => s);
   const deliveries = new DeliveryQueue(receiving);
   /** Receipts kept while the holdReceipts mode is on. */
   let heldReceipts: Delivery[] | null = null;
@@ -76,8 +90,7 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
   };
 
   const onBind = (session: Session, pdu: Pdu): void => {
-    const type: BindType =
-      pdu.command === 'bind_receiver' ? 'receiver' : pdu.command === 'bind_transmitter' ? 'transmitter' : 'transceiver';
+    const type: BindType = pdu.command === 'bind_receiver' ? 'receiver' : pdu.command === 'bind_transmitter' ? 'transmitter' : 'transceiver';
     if (bindTypes.get(session)) {
       session.send(pdu.response({ command_status: Status.RALYBND }));
       return;
@@ -139,8 +152,16 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
     if (rule?.noReceipt || !(wanted === 1 || (wanted === 2 && stat !== 'DELIVRD'))) return respond({ message_id: messageId });
     const body = esmClass & ESM_UDHI ? (parseUdh(bytes)?.body ?? bytes) : bytes;
     const params = receiptParams({
-      messageId, textId, receiver, sender, stat, err: rule?.err ?? '000', submittedAt: new Date(),
-      text: decodeText(body, dataCoding), withText: options.receiptText ?? true, withTlvs: options.receiptTlvs ?? true,
+      messageId,
+      textId,
+      receiver,
+      sender,
+      stat,
+      err: rule?.err ?? '000',
+      submittedAt: new Date(),
+      text: decodeText(body, dataCoding),
+      withText: options.receiptText ?? true,
+      withTlvs: options.receiptTlvs ?? true,
     });
     const sendReceipt = (): void => {
       const delivery = { params, preferred: session, done: () => void stats.receiptsSent++ };
@@ -233,28 +254,42 @@ export async function startSmscSimulator(options: SmscSimulatorOptions): Promise
       const body = moBody(mo.text, { ...mo, reference: mo.ref16 ? moReference : moReference & 0xff });
       const parts = mo.reverse ? [...body.parts].reverse() : body.parts;
       log(`MO from ${mo.from} to ${mo.to} in ${parts.length} part(s)`);
-      const sent = parts.map((part) => new Promise<void>((resolve) => {
-        deliveries.push({
-          params: {
-            source_addr_ton: 1, source_addr_npi: 1, source_addr: mo.from.replace(/^\+/, ''),
-            dest_addr_ton: 0, dest_addr_npi: 1, destination_addr: mo.to,
-            esm_class: body.esmClass, data_coding: body.dataCoding, short_message: part,
-          },
-          preferred: null,
-          done: () => {
-            stats.moSent++;
-            resolve();
-          },
-        });
-      }));
+      const sent = parts.map(
+        (part) =>
+          new Promise<void>((resolve) => {
+            deliveries.push({
+              params: {
+                source_addr_ton: 1,
+                source_addr_npi: 1,
+                source_addr: mo.from.replace(/^\+/, ''),
+                dest_addr_ton: 0,
+                dest_addr_npi: 1,
+                destination_addr: mo.to,
+                esm_class: body.esmClass,
+                data_coding: body.dataCoding,
+                short_message: part,
+              },
+              preferred: null,
+              done: () => {
+                stats.moSent++;
+                resolve();
+              },
+            });
+          }),
+      );
       return Promise.all(sent).then(() => undefined);
     },
     requestAll(command) {
       const bound = [...bindTypes].filter(([, type]) => type !== null).map(([session]) => session);
       log(`${command} to ${bound.length} ESME(s)`);
-      return Promise.all(bound.map((session) => new Promise<number>((resolve) => {
-        if (!session.send(new smpp.PDU(command), (resp) => resolve(resp.command_status))) resolve(-1);
-      })));
+      return Promise.all(
+        bound.map(
+          (session) =>
+            new Promise<number>((resolve) => {
+              if (!session.send(new smpp.PDU(command), (resp) => resolve(resp.command_status))) resolve(-1);
+            }),
+        ),
+      );
     },
     messages: () => assemble(stats.submits),
     pendingDeliveries: () => deliveries.pending,

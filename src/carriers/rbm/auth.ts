@@ -31,7 +31,8 @@ export function parseServiceAccount(json: string): ServiceAccountKey {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('it is not a JSON object');
   const o = raw as Record<string, unknown>;
   const text = (field: string) => (typeof o[field] === 'string' && o[field] !== '' ? (o[field] as string) : null);
-  if (text('type') !== 'service_account') throw new Error(`"type" must be "service_account" (a service-account key file), not ${JSON.stringify(o.type ?? null)}`);
+  if (text('type') !== 'service_account')
+    throw new Error(`"type" must be "service_account" (a service-account key file), not ${JSON.stringify(o.type ?? null)}`);
   const missing = ['client_email', 'private_key', 'token_uri'].filter((f) => text(f) === null);
   if (missing.length) throw new Error(`it has no ${missing.join(', ')}`);
   const tokenUri = text('token_uri') ?? '';
@@ -154,7 +155,10 @@ export class ServiceAccountTokens implements TokenSource {
       const error = new AccessTokenError(`service account token: ${this.key.tokenUri} answered HTTP ${res.status} ${describeOAuthError(text)}`);
       if (res.status === 400 || res.status === 401 || res.status === 403) {
         // The key itself is refused (wrong or deleted key, wrong account, clock far off): only the operator can fix it.
-        this.log.error({ clientEmail: this.key.clientEmail, keyId: this.key.privateKeyId, status: res.status }, `${error.message}; check the service account key (messages wait in the outbox meanwhile)`);
+        this.log.error(
+          { clientEmail: this.key.clientEmail, keyId: this.key.privateKeyId, status: res.status },
+          `${error.message}; check the service account key (messages wait in the outbox meanwhile)`,
+        );
       } else {
         this.log.warn({ status: res.status }, error.message);
       }

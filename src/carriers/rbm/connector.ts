@@ -47,7 +47,8 @@ export class RbmCarrier implements Carrier {
 
   constructor(private readonly options: RbmOptions) {
     this.name = options.name;
-    if ((options.token === undefined) === (options.serviceAccount === undefined)) throw new Error(`RBM connection "${options.name}": give either a token or a service account`);
+    if ((options.token === undefined) === (options.serviceAccount === undefined))
+      throw new Error(`RBM connection "${options.name}": give either a token or a service account`);
     this.tokens = options.serviceAccount
       ? new ServiceAccountTokens(options.serviceAccount, options.timeoutMs ?? 10_000, options.logger)
       : new StaticToken(options.token ?? '');
@@ -119,12 +120,17 @@ export class RbmCarrier implements Carrier {
   }
 
   private async sendOne(m: OutboundMessage): Promise<SubmitResult> {
-    const payload: RcsPayload | null = m.channel === 'SMS' || m.payload === null ? { kind: 'basic', text: m.content } : isRcsPayload(m.payload) ? m.payload : null;
+    const payload: RcsPayload | null =
+      m.channel === 'SMS' || m.payload === null ? { kind: 'basic', text: m.content } : isRcsPayload(m.payload) ? m.payload : null;
     if (!payload) return { ok: false, retry: false, error: 'RBM: the message has no RCS payload' };
     try {
       const capability = await this.capability(m.receiver);
       if (capability === 'NONE') return NO_RCS;
-      const res = await this.call('POST', `/v1/phones/${e164(m.receiver)}/agentMessages?messageId=${encodeURIComponent(m.id)}&agentId=${encodeURIComponent(this.options.agentId)}`, agentMessage(payload));
+      const res = await this.call(
+        'POST',
+        `/v1/phones/${e164(m.receiver)}/agentMessages?messageId=${encodeURIComponent(m.id)}&agentId=${encodeURIComponent(this.options.agentId)}`,
+        agentMessage(payload),
+      );
       // 409: the platform has this message id already (a retry after a lost answer): sent.
       if (res.status === 200 || res.status === 409) return { ok: true, carrierIds: [m.id] };
       if (res.status === 404) {
@@ -146,7 +152,10 @@ export class RbmCarrier implements Carrier {
   private async capability(receiver: string): Promise<Capability> {
     const cached = this.capabilities.get(receiver);
     if (cached && cached.until > Date.now()) return cached.value;
-    const res = await this.call('GET', `/v1/phones/${e164(receiver)}/capabilities?requestId=${randomUUID()}&agentId=${encodeURIComponent(this.options.agentId)}`);
+    const res = await this.call(
+      'GET',
+      `/v1/phones/${e164(receiver)}/capabilities?requestId=${randomUUID()}&agentId=${encodeURIComponent(this.options.agentId)}`,
+    );
     if (res.status !== 200 && res.status !== 404) throw new Error(`capability check answered HTTP ${res.status}`);
     const value: Capability = res.status === 200 ? 'RCS' : 'NONE';
     this.capabilities.set(receiver, { value, until: Date.now() + this.ttl() });

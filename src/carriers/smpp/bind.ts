@@ -126,9 +126,7 @@ export class SmppBind {
     this.reconnectTimer = null;
     if (this.stopped) return;
     const { host, port, tlsOptions } = this.config;
-    const socket = this.config.tls
-      ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...tlsOptions })
-      : net.connect({ host, port });
+    const socket = this.config.tls ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...tlsOptions }) : net.connect({ host, port });
     socket.setNoDelay(true);
     const session = writeTogether(new smpp.Session({ socket }));
     this.session = session;

@@ -150,23 +150,36 @@ export class SmppCarrier implements Carrier {
   private makeBind(bindType: BindType, transmits: boolean): SmppBind {
     const o = this.o;
     const config: BindConfig = {
-      label: o.name, host: o.host, port: o.port, tls: o.tls, systemId: o.systemId, password: o.password,
-      systemType: o.systemType, bindType, responseTimeoutMs: o.responseTimeoutMs, enquireLinkMs: o.enquireLinkMs,
-      reconnectMinMs: o.reconnectMinMs, reconnectMaxMs: o.reconnectMaxMs,
+      label: o.name,
+      host: o.host,
+      port: o.port,
+      tls: o.tls,
+      systemId: o.systemId,
+      password: o.password,
+      systemType: o.systemType,
+      bindType,
+      responseTimeoutMs: o.responseTimeoutMs,
+      enquireLinkMs: o.enquireLinkMs,
+      reconnectMinMs: o.reconnectMinMs,
+      reconnectMaxMs: o.reconnectMaxMs,
       ...(o.tlsOptions ? { tlsOptions: o.tlsOptions } : {}),
     };
-    return new SmppBind(config, {
-      bound: () => (transmits ? this.pump() : undefined),
-      unbound: (reason) => (transmits ? this.onUnbound(reason) : undefined),
-      deliver: (pdu) => this.deliver?.handle(pdu) ?? Promise.reject(new Error('SMPP connection not started')),
-    }, o.logger);
+    return new SmppBind(
+      config,
+      {
+        bound: () => (transmits ? this.pump() : undefined),
+        unbound: (reason) => (transmits ? this.onUnbound(reason) : undefined),
+        deliver: (pdu) => this.deliver?.handle(pdu) ?? Promise.reject(new Error('SMPP connection not started')),
+      },
+      o.logger,
+    );
   }
 
   private enqueue(job: Job): void {
     const { message } = job;
     if (!this.ready()) return job.finish({ ok: false, retry: true, error: 'SMPP bind not up' });
     if (message.channel !== 'SMS') return job.finish({ ok: false, retry: false, error: `channel ${message.channel} not supported by SMPP` });
-    let encoded;
+    let encoded: ReturnType<typeof encodeMessage>;
     try {
       encoded = encodeMessage(message.content, messageReference(message.id));
     } catch (err) {
@@ -180,10 +193,16 @@ export class SmppCarrier implements Carrier {
     job.left = encoded.segments.length;
     encoded.segments.forEach((segment, index) => {
       const params: PduParams = {
-        source_addr_ton: src.ton, source_addr_npi: src.npi, source_addr: src.addr,
-        dest_addr_ton: o.destTon, dest_addr_npi: o.destNpi, destination_addr: dest.addr,
-        esm_class: segment.esmClass, registered_delivery: o.registeredDelivery,
-        data_coding: segment.dataCoding, short_message: segment.shortMessage,
+        source_addr_ton: src.ton,
+        source_addr_npi: src.npi,
+        source_addr: src.addr,
+        dest_addr_ton: o.destTon,
+        dest_addr_npi: o.destNpi,
+        destination_addr: dest.addr,
+        esm_class: segment.esmClass,
+        registered_delivery: o.registeredDelivery,
+        data_coding: segment.dataCoding,
+        short_message: segment.shortMessage,
       };
       this.queue.push({ job, index, receiver: dest.addr, order: ++this.order, params, throttled: 0, sentAt: 0 });
     });
@@ -268,7 +287,8 @@ export class SmppCarrier implements Carrier {
       part.job.finish({ ok: false, retry: true, error });
       // The receiver's later messages queued here go back with it, so that none overtakes it while it waits for its retry.
       for (const later of this.queue) {
-        if (later.receiver === part.receiver && later.order > part.order) later.job.finish({ ok: false, retry: true, error: `behind a message handed back: ${error}` });
+        if (later.receiver === part.receiver && later.order > part.order)
+          later.job.finish({ ok: false, retry: true, error: `behind a message handed back: ${error}` });
       }
       return;
     }

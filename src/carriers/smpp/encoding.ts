@@ -10,13 +10,19 @@
 import { concatUdh } from './udh.ts';
 
 /** Septet value -> character of the GSM 03.38 default alphabet (0x1B is the escape). */
-const GSM_BASIC =
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' +
-  '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
+const GSM_BASIC = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?' + '¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
 /** Extension table: character -> septet following the 0x1B escape. */
 const GSM_EXTENSION: ReadonlyArray<readonly [string, number]> = [
-  ['\f', 0x0a], ['^', 0x14], ['{', 0x28], ['}', 0x29], ['\\', 0x2f],
-  ['[', 0x3c], ['~', 0x3d], [']', 0x3e], ['|', 0x40], ['€', 0x65],
+  ['\f', 0x0a],
+  ['^', 0x14],
+  ['{', 0x28],
+  ['}', 0x29],
+  ['\\', 0x2f],
+  ['[', 0x3c],
+  ['~', 0x3d],
+  [']', 0x3e],
+  ['|', 0x40],
+  ['€', 0x65],
 ];
 const ESC = 0x1b;
 

@@ -67,8 +67,7 @@ export interface SmppCarrierOptions {
   logger?: SmppLogger;
 }
 
-export type ResolvedOptions = Required<Omit<SmppCarrierOptions, 'tlsOptions' | 'receiptIdBase'>> &
-  Pick<SmppCarrierOptions, 'tlsOptions' | 'receiptIdBase'>;
+export type ResolvedOptions = Required<Omit<SmppCarrierOptions, 'tlsOptions' | 'receiptIdBase'>> & Pick<SmppCarrierOptions, 'tlsOptions' | 'receiptIdBase'>;
 
 /** SMPP address, TON and NPI for a number or name as we get it ("+4912...", "4912...", "ACME"). */
 export function smppAddress(value: string, fallback?: { ton: number; npi: number }): { addr: string; ton: number; npi: number } {

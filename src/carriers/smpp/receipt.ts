@@ -73,12 +73,16 @@ export function parseReceiptDate(value: string): Date | undefined {
 }
 
 const STAT_STATUS: Record<string, ReceiptStatus> = {
-  DELIVRD: 'DELIVERED', DELIVERED: 'DELIVERED',
-  UNDELIV: 'UNDELIVERED', UNDELIVERABLE: 'UNDELIVERED',
+  DELIVRD: 'DELIVERED',
+  DELIVERED: 'DELIVERED',
+  UNDELIV: 'UNDELIVERED',
+  UNDELIVERABLE: 'UNDELIVERED',
   EXPIRED: 'EXPIRED',
-  REJECTD: 'FAILED', REJECTED: 'FAILED',
+  REJECTD: 'FAILED',
+  REJECTED: 'FAILED',
   DELETED: 'FAILED',
-  ACCEPTD: 'SENT', ACCEPTED: 'SENT',
+  ACCEPTD: 'SENT',
+  ACCEPTED: 'SENT',
   UNKNOWN: 'SENT',
   ENROUTE: 'SENT',
 };
@@ -151,7 +155,7 @@ export interface IdOptions {
 export function parseReceipt(input: ReceiptInput, ids: IdOptions): ParsedReceipt | null {
   const text = parseReceiptText(input.text);
   let carrierId: string | null = null;
-  if (input.receiptedMessageId && input.receiptedMessageId.trim()) {
+  if (input.receiptedMessageId?.trim()) {
     carrierId = canonicalId(input.receiptedMessageId, ids.idBase);
   } else if (text.id) {
     carrierId = convertId(text.id, ids.receiptIdBase ?? ids.idBase, ids.idBase);

@@ -8,7 +8,10 @@ export class TokenBucket {
   private last: number;
   private readonly burst: number;
 
-  constructor(private readonly rate: number, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly rate: number,
+    private readonly now: () => number = Date.now,
+  ) {
     this.burst = Math.max(1, rate);
     this.tokens = this.burst;
     this.last = now();

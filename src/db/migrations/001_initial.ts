@@ -1,4 +1,4 @@
-import { type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Dialect } from '../dialect.ts';
 import { identityColumn } from './identity.ts';
 

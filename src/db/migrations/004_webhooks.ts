@@ -18,7 +18,10 @@ export function webhooks(dialect: Dialect) {
   return {
     async up(db: Kysely<unknown>): Promise<void> {
       for (const table of ['status_log', 'replies']) {
-        await db.schema.alterTable(table).addColumn('fanned_out', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+        await db.schema
+          .alterTable(table)
+          .addColumn('fanned_out', 'integer', (c) => c.notNull().defaultTo(0))
+          .execute();
         await sql`update ${sql.table(table)} set fanned_out = 1`.execute(db);
         await db.schema.createIndex(`${table}_fanout_idx`).on(table).column('id').where(sql.ref('fanned_out'), '=', sql.lit(0)).execute();
       }

@@ -44,7 +44,10 @@ export const tokenSecrets = {
 
     // Reports look up whether a token message's token is still live (src/tokens/mask.ts).
     await db.schema.createIndex('tokens_request_idx').on('tokens').column('request_id').execute();
-    await db.schema.alterTable('messages').addColumn('otp', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('messages')
+      .addColumn('otp', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await sql`update messages set otp = 1 where request_id in (select id from requests where source = 'token')`.execute(db);
     await sql`update messages set content = ${sql.raw(MASKED_TAIL)}
       where otp = 1 and length(content) >= 6 and status not in ('SCHEDULED', 'QUEUED', 'SENDING')`.execute(db);

@@ -5,7 +5,6 @@ import type { Dialect } from '../dialect.ts';
 export function identityColumn(dialect: Dialect) {
   return {
     idType: dialect === 'sqlite' ? ('integer' as const) : ('bigint' as const),
-    identity: (col: ColumnDefinitionBuilder) =>
-      dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity(),
+    identity: (col: ColumnDefinitionBuilder) => (dialect === 'sqlite' ? col.primaryKey().autoIncrement() : col.primaryKey().generatedByDefaultAsIdentity()),
   };
 }

@@ -9,7 +9,16 @@ import { operator } from '../../operator.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
 const ADMIN_STATUS: Record<ErrorCode, number> = {
-  VALIDATION: 400, INSUFFICIENT_BALANCE: 400, NOT_CANCELLABLE: 400, UNAUTHORIZED: 401, FORBIDDEN: 403, NOT_FOUND: 404, CONFLICT: 409, PAYLOAD_TOO_LARGE: 413, RATE_LIMITED: 429, UNAVAILABLE: 503,
+  VALIDATION: 400,
+  INSUFFICIENT_BALANCE: 400,
+  NOT_CANCELLABLE: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  UNAVAILABLE: 503,
 };
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
@@ -19,32 +28,44 @@ const Id = Type.Object({ id: IdValue });
 /** An RCS route's SMS fallback route (src/rcs/fallback.ts); null = none. */
 const FallbackId = Type.Union([IdValue, Type.Null()], { [ERROR_TEXT]: 'must be a route id (a positive integer) or null' });
 
-const AccountBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  role: Type.Optional(Type.Union([Type.Literal('CUSTOMER'), Type.Literal('RESELLER')])),
-  timezone: Type.Optional(Type.String()),
-  balance: Type.Optional(Money),
-}, { required: ['name'] });
+const AccountBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    role: Type.Optional(Type.Union([Type.Literal('CUSTOMER'), Type.Literal('RESELLER')])),
+    timezone: Type.Optional(Type.String()),
+    balance: Type.Optional(Money),
+  },
+  { required: ['name'] },
+);
 const KeyBody = Type.Object({ allowedIps: Type.Optional(Type.Array(Type.String(), { maxItems: 100 })) });
 const CreditsBody = Type.Object({ amount: Money, reason: Type.Optional(Type.String({ maxLength: 200 })) }, { required: ['amount'] });
-const RouteBody = Type.Object({
-  displayName: Type.String({ minLength: 1, maxLength: 200 }),
-  productName: Type.String({ minLength: 1, maxLength: 200 }),
-  productId: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
-  farePrice: Money,
-  replyFarePrice: Money,
-  channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
-  connector: Type.String({ minLength: 1 }),
-  fallbackRouteId: Type.Optional(FallbackId),
-}, { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] });
+const RouteBody = Type.Object(
+  {
+    displayName: Type.String({ minLength: 1, maxLength: 200 }),
+    productName: Type.String({ minLength: 1, maxLength: 200 }),
+    productId: Type.Integer({ minimum: 0, maximum: 2_147_483_647 }),
+    farePrice: Money,
+    replyFarePrice: Money,
+    channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
+    connector: Type.String({ minLength: 1 }),
+    fallbackRouteId: Type.Optional(FallbackId),
+  },
+  { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] },
+);
 const FallbackBody = Type.Object({ fallbackRouteId: FallbackId }, { required: ['fallbackRouteId'], additionalProperties: false });
 const GrantBody = Type.Object({ routeId: IdValue }, { required: ['routeId'] });
-const GroupBody = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 200 }),
-  description: Type.Optional(Type.String({ maxLength: 1000 })),
-  numbers: Type.Array(Type.String({ maxLength: 32 }), { maxItems: 100_000 }),
-}, { required: ['name', 'numbers'] });
-const InboundBody = Type.Object({ from: Type.String({ pattern: '^\\+?\\d{8,15}$' }), to: Type.Optional(Type.String()), text: Type.String({ maxLength: 2000 }) }, { required: ['from', 'text'] });
+const GroupBody = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+    numbers: Type.Array(Type.String({ maxLength: 32 }), { maxItems: 100_000 }),
+  },
+  { required: ['name', 'numbers'] },
+);
+const InboundBody = Type.Object(
+  { from: Type.String({ pattern: '^\\+?\\d{8,15}$' }), to: Type.Optional(Type.String()), text: Type.String({ maxLength: 2000 }) },
+  { required: ['from', 'text'] },
+);
 
 /**
  * The operator API (DECISIONS.md): Bearer token, plain JSON answers, errors
@@ -58,11 +79,17 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     if (error instanceof DomainError) return reply.status(ADMIN_STATUS[error.code]).send({ error: error.details.join('; ') });
     const fe = error as FastifyError;
-    if (fe.validation) return reply.status(400).send({ error: describeValidation(fe.validation as Parameters<typeof describeValidation>[0], fe.validationContext ?? 'body').join('; ') });
+    if (fe.validation)
+      return reply
+        .status(400)
+        .send({ error: describeValidation(fe.validation as Parameters<typeof describeValidation>[0], fe.validationContext ?? 'body').join('; ') });
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return reply.status(fe.statusCode).send({ error: clientErrorText(fe) });
     if (storageFault(error)) {
       request.log.error({ err: error }, 'storage fault; answered 503');
-      return reply.status(503).header('retry-after', STORAGE_RETRY_AFTER_S).send({ error: 'The database cannot store anything right now (disk full or unavailable); nothing was done. Retry later.' });
+      return reply
+        .status(503)
+        .header('retry-after', STORAGE_RETRY_AFTER_S)
+        .send({ error: 'The database cannot store anything right now (disk full or unavailable); nothing was done. Retry later.' });
     }
     request.log.error({ err: error }, 'unhandled admin error');
     return reply.status(500).send({ error: `Internal error; request id ${request.id}.` });
@@ -81,30 +108,41 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     reply.status(201).send(await ops.createAccount(request.body)),
   );
   app.get<{ Params: Static<typeof Id> }>('/accounts/:id', { schema: { tags, params: Id } }, async (request) => ops.getAccount(request.params.id));
-  app.post<{ Params: Static<typeof Id>; Body: Static<typeof KeyBody> }>('/accounts/:id/api-keys', { schema: { tags, params: Id, body: KeyBody } }, async (request, reply) =>
-    reply.status(201).send(await ops.issueKey(request.params.id, request.body.allowedIps)),
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof KeyBody> }>(
+    '/accounts/:id/api-keys',
+    { schema: { tags, params: Id, body: KeyBody } },
+    async (request, reply) => reply.status(201).send(await ops.issueKey(request.params.id, request.body.allowedIps)),
   );
   app.delete<{ Params: Static<typeof Id> }>('/api-keys/:id', { schema: { tags, params: Id } }, async (request, reply) => {
     await ops.revokeKey(request.params.id);
     return reply.status(204).send();
   });
-  app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreditsBody> }>('/accounts/:id/credits', { schema: { tags, params: Id, body: CreditsBody } }, async (request) =>
-    ops.addCredits(request.params.id, request.body.amount, request.body.reason),
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreditsBody> }>(
+    '/accounts/:id/credits',
+    { schema: { tags, params: Id, body: CreditsBody } },
+    async (request) => ops.addCredits(request.params.id, request.body.amount, request.body.reason),
   );
   app.post<{ Body: Static<typeof RouteBody> }>('/routes', { schema: { tags, body: RouteBody } }, async (request, reply) =>
     reply.status(201).send(await ops.createRoute(request.body)),
   );
-  app.patch<{ Params: Static<typeof Id>; Body: Static<typeof FallbackBody> }>('/routes/:id', { schema: { tags, params: Id, body: FallbackBody } }, async (request) =>
-    ops.setRouteFallback(request.params.id, request.body.fallbackRouteId),
+  app.patch<{ Params: Static<typeof Id>; Body: Static<typeof FallbackBody> }>(
+    '/routes/:id',
+    { schema: { tags, params: Id, body: FallbackBody } },
+    async (request) => ops.setRouteFallback(request.params.id, request.body.fallbackRouteId),
   );
-  app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>('/accounts/:id/routes', { schema: { tags, params: Id, body: GrantBody } }, async (request, reply) => {
-    await ops.grantRoute(request.params.id, request.body.routeId);
-    return reply.status(204).send();
-  });
+  app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>(
+    '/accounts/:id/routes',
+    { schema: { tags, params: Id, body: GrantBody } },
+    async (request, reply) => {
+      await ops.grantRoute(request.params.id, request.body.routeId);
+      return reply.status(204).send();
+    },
+  );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof GroupBody> }>(
     '/accounts/:id/contact-groups',
     { bodyLimit: core.config.BODY_LIMIT_BYTES * 10, schema: { tags, params: Id, body: GroupBody } },
-    async (request, reply) => reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
+    async (request, reply) =>
+      reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
   );
   app.get('/carriers', { schema: { tags, summary: 'Carrier connections: channels, bind state, free window, messages waiting' } }, async () => ops.carriers());
   app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { tags, body: InboundBody } }, async (request, reply) => {
@@ -120,15 +158,23 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     skip: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
   });
-  app.put<{ Params: Static<typeof Id>; Body: Static<typeof CallbacksBody> }>('/accounts/:id/callbacks', { schema: { tags, params: Id, body: CallbacksBody } }, async (request) =>
-    ops.setCallbacks(request.params.id, request.body),
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof CallbacksBody> }>(
+    '/accounts/:id/callbacks',
+    { schema: { tags, params: Id, body: CallbacksBody } },
+    async (request) => ops.setCallbacks(request.params.id, request.body),
   );
   app.get<{ Params: Static<typeof Id> }>('/accounts/:id/callbacks', { schema: { tags, params: Id } }, async (request) => ops.getCallbacks(request.params.id));
-  app.get<{ Params: Static<typeof Id>; Querystring: Static<typeof Page> }>('/accounts/:id/callbacks/deliveries', { schema: { tags, params: Id, querystring: Page } }, async (request) =>
-    ops.callbackDeliveries(request.params.id, { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 }),
+  app.get<{ Params: Static<typeof Id>; Querystring: Static<typeof Page> }>(
+    '/accounts/:id/callbacks/deliveries',
+    { schema: { tags, params: Id, querystring: Page } },
+    async (request) => ops.callbackDeliveries(request.params.id, { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 }),
   );
-  app.put<{ Params: Static<typeof Id>; Body: Static<typeof KeywordsBody> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id, body: KeywordsBody } }, async (request) =>
-    ops.setOptOutKeywords(request.params.id, request.body.keywords),
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof KeywordsBody> }>(
+    '/accounts/:id/opt-out-keywords',
+    { schema: { tags, params: Id, body: KeywordsBody } },
+    async (request) => ops.setOptOutKeywords(request.params.id, request.body.keywords),
   );
-  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id } }, async (request) => ops.getOptOutKeywords(request.params.id));
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id } }, async (request) =>
+    ops.getOptOutKeywords(request.params.id),
+  );
 }

@@ -13,7 +13,10 @@ import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const Name = Type.String({ maxLength: 200 });
 const Email = Type.String({ maxLength: 254, description: 'E-mail address; unique (case-insensitive) across all child users.' });
-const Phone = Type.String({ maxLength: 32, description: 'Brazilian phone: area code + number, separators, + and a leading 55 tolerated; stored as 55 + area code + number.' });
+const Phone = Type.String({
+  maxLength: 32,
+  description: 'Brazilian phone: area code + number, separators, + and a leading 55 tolerated; stored as 55 + area code + number.',
+});
 
 /** Spec 4.7 body; every field is required. */
 const CreateBody = Type.Object(
@@ -21,12 +24,24 @@ const CreateBody = Type.Object(
     fullName: Name,
     email: Email,
     phoneNumber: Phone,
-    document: Type.String({ maxLength: 32, description: 'CPF (11 digits) or CNPJ (14 characters; alphanumeric CNPJ accepted), formatted or not; check digits are verified; stored without formatting.' }),
-    limit: Type.Integer({ minimum: 0, maximum: 1_000_000_000, description: 'Credit allotment moved from the reseller\'s balance to the child (same unit as GET /balance).' }),
+    document: Type.String({
+      maxLength: 32,
+      description:
+        'CPF (11 digits) or CNPJ (14 characters; alphanumeric CNPJ accepted), formatted or not; check digits are verified; stored without formatting.',
+    }),
+    limit: Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000_000,
+      description: "Credit allotment moved from the reseller's balance to the child (same unit as GET /balance).",
+    }),
     ownerCredentialFullName: Name,
-    ownerCredentialEmail: Type.String({ maxLength: 254, description: 'E-mail of the owner credential (the child\'s panel login).' }),
+    ownerCredentialEmail: Type.String({ maxLength: 254, description: "E-mail of the owner credential (the child's panel login)." }),
     ownerCredentialPhoneNumber: Phone,
-    password: Type.String({ minLength: MIN_PASSWORD_LENGTH, maxLength: 1024, description: `Owner credential password, at least ${MIN_PASSWORD_LENGTH} characters; stored as a scrypt hash.` }),
+    password: Type.String({
+      minLength: MIN_PASSWORD_LENGTH,
+      maxLength: 1024,
+      description: `Owner credential password, at least ${MIN_PASSWORD_LENGTH} characters; stored as a scrypt hash.`,
+    }),
   },
   { required: [...CHILD_USER_FIELDS] },
 );
@@ -47,10 +62,20 @@ const Page = Type.Object({
   skip: Skip(),
   limit: Limit(1000),
 });
-const KeyBody = Type.Object({ allowedIps: OptionalNullable(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'IP addresses or CIDR ranges allowed to use the key; absent or null: any.' })) });
+const KeyBody = Type.Object({
+  allowedIps: OptionalNullable(
+    Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, description: 'IP addresses or CIDR ranges allowed to use the key; absent or null: any.' }),
+  ),
+});
 const IssuedKey = Type.Object({ id: Type.Integer(), key: Type.String({ description: 'The API key; shown only in this answer.' }) });
 const CreditsBody = Type.Object(
-  { amount: Type.Number({ minimum: -1_000_000_000, maximum: 1_000_000_000, description: 'Positive: moved reseller -> child; negative: child -> reseller. At most 6 decimals.' }) },
+  {
+    amount: Type.Number({
+      minimum: -1_000_000_000,
+      maximum: 1_000_000_000,
+      description: 'Positive: moved reseller -> child; negative: child -> reseller. At most 6 decimals.',
+    }),
+  },
   { required: ['amount'] },
 );
 const CreditMove = Type.Object({ childUserId: Type.Integer(), amount: Type.Number(), balance: Type.Number(), resellerBalance: Type.Number() });
@@ -88,7 +113,13 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
     {
       // Type errors and field checks (document, phone, e-mail in use...) are answered together.
       attachValidation: true,
-      schema: { tags, summary: 'Create a child user (a CUSTOMER account under the reseller of the key)', headers: ApiKeyHeader, body: CreateBody, response: { 200: Envelope(ChildUser), ...responses } },
+      schema: {
+        tags,
+        summary: 'Create a child user (a CUSTOMER account under the reseller of the key)',
+        headers: ApiKeyHeader,
+        body: CreateBody,
+        response: { 200: Envelope(ChildUser), ...responses },
+      },
     },
     async (request) => {
       const body: unknown = request.body;
@@ -103,7 +134,15 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
 
   app.get<{ Querystring: Static<typeof Page> }>(
     '/child-users',
-    { schema: { tags, summary: 'Child users of the reseller, oldest first', headers: ApiKeyHeader, querystring: Page, response: { 200: Envelope(Type.Array(ChildUser)), ...responses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Child users of the reseller, oldest first',
+        headers: ApiKeyHeader,
+        querystring: Page,
+        response: { 200: Envelope(Type.Array(ChildUser)), ...responses },
+      },
+    },
     async (request) => {
       const page = await listChildUsers(db, request.principal.accountId, { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 });
       return ok(page.records, null, page.total);
@@ -117,7 +156,14 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
       preValidation: async (request) => {
         if (request.body === undefined || request.body === null) request.body = {};
       },
-      schema: { tags, summary: 'Issue an API key for a child user (shown only in this answer)', headers: ApiKeyHeader, params: ChildId, body: KeyBody, response: { 200: Envelope(IssuedKey), ...responses } },
+      schema: {
+        tags,
+        summary: 'Issue an API key for a child user (shown only in this answer)',
+        headers: ApiKeyHeader,
+        params: ChildId,
+        body: KeyBody,
+        response: { 200: Envelope(IssuedKey), ...responses },
+      },
     },
     async (request) => {
       const issued = await issueChildApiKey(db, request.principal.accountId, request.params.id, absent(request.body).allowedIps);
@@ -127,7 +173,16 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
 
   app.post<{ Params: Static<typeof ChildId>; Body: Static<typeof CreditsBody> }>(
     '/child-users/:id/credits',
-    { schema: { tags, summary: 'Move credits between the reseller and a child user', headers: ApiKeyHeader, params: ChildId, body: CreditsBody, response: { 200: Envelope(CreditMove), ...responses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Move credits between the reseller and a child user',
+        headers: ApiKeyHeader,
+        params: ChildId,
+        body: CreditsBody,
+        response: { 200: Envelope(CreditMove), ...responses },
+      },
+    },
     async (request) => {
       const micros = toMicros(request.body.amount);
       if (micros === null) throw validation(['amount: must have at most 6 decimals']);

@@ -16,7 +16,13 @@ export const Envelope = <T extends TSchema>(object: T) =>
 
 export const ErrorEnvelope = Envelope(Type.Null());
 
-export const ok = <T>(object: T, message: string | null = null, totalRecords = 0) => ({ hasError: false, message, totalRecords, errors: [] as string[], object });
+export const ok = <T>(object: T, message: string | null = null, totalRecords = 0) => ({
+  hasError: false,
+  message,
+  totalRecords,
+  errors: [] as string[],
+  object,
+});
 
 export const failure = (message: string, errors: string[]) => ({ hasError: true, message, totalRecords: 0, errors, object: null });
 
@@ -64,7 +70,10 @@ export function gatewayErrorHandler(error: FastifyError | DomainError | Error, r
   if (fault) {
     request.log.error({ err: error }, 'storage fault; answered 503');
     const text = STORAGE_TEXT[fault];
-    return reply.status(503).header('retry-after', STORAGE_RETRY_AFTER_S).send(failure(text, [text]));
+    return reply
+      .status(503)
+      .header('retry-after', STORAGE_RETRY_AFTER_S)
+      .send(failure(text, [text]));
   }
   request.log.error({ err: error }, 'unhandled error');
   const text = `Internal error; quote request id ${request.id} to the operator.`;

@@ -21,7 +21,10 @@ const FileBody = Type.Object(
   { required: ['file', 'fileName'] },
 );
 const CardBody = Type.Object({ ...CommonSendFields, ...CardFields });
-const CarouselBody = Type.Object({ ...CommonSendFields, cards: Type.Array(CardSchema, { minItems: MIN_CAROUSEL_CARDS, maxItems: MAX_CAROUSEL_CARDS }) }, { required: ['cards'] });
+const CarouselBody = Type.Object(
+  { ...CommonSendFields, cards: Type.Array(CardSchema, { minItems: MIN_CAROUSEL_CARDS, maxItems: MAX_CAROUSEL_CARDS }) },
+  { required: ['cards'] },
+);
 
 const schema = (summary: string, body: typeof BasicBody | typeof FileBody | typeof CardBody | typeof CarouselBody) => ({
   // 503: the media storage (bucket) is down; nothing was queued or charged.
@@ -40,25 +43,49 @@ export async function rcsRoutes(app: FastifyInstance, { core, mediaStorage }: { 
     void reply.header('X-Request-Id', sent.result.requestId);
     return ok(null, acceptedText(sent.result, sent.scheduled));
   };
-  const common = (b: Absent<Static<typeof CardBody>>) => ({ receivers: b.receivers, contactGroups: b.contactGroups, route: b.route, scheduleDate: b.scheduleDate, tag: b.tag, custom: b.custom });
+  const common = (b: Absent<Static<typeof CardBody>>) => ({
+    receivers: b.receivers,
+    contactGroups: b.contactGroups,
+    route: b.route,
+    scheduleDate: b.scheduleDate,
+    tag: b.tag,
+    custom: b.custom,
+  });
   const card = (b: Absent<Static<typeof CardSchema>>) => ({ cardImage: b.cardImage, cardTitle: b.cardTitle, cardMessage: b.cardMessage, buttons: b.buttons });
-  const send = (request: { principal: Parameters<typeof sendRcs>[2] }, body: Absent<Static<typeof CardBody>>, content: RcsContent) => sendRcs(core, media, request.principal, common(body), content);
+  const send = (request: { principal: Parameters<typeof sendRcs>[2] }, body: Absent<Static<typeof CardBody>>, content: RcsContent) =>
+    sendRcs(core, media, request.principal, common(body), content);
 
   // absent(): a null optional field (cards and buttons included) is read as absent.
-  app.post<{ Body: Static<typeof BasicBody> }>('/messages/rcs/basic/send', schema('Send an RCS text message (up to 1000 characters)', BasicBody), async (request, reply) => {
-    const body = absent(request.body);
-    return answer(reply, await send(request, body, { kind: 'basic', message: body.message }));
-  });
-  app.post<{ Body: Static<typeof FileBody> }>('/messages/rcs/file/send', schema('Send a file (image, video, audio or PDF) by RCS', FileBody), async (request, reply) => {
-    const body = absent(request.body);
-    return answer(reply, await send(request, body, { kind: 'file', file: body.file, fileName: body.fileName }));
-  });
-  app.post<{ Body: Static<typeof CardBody> }>('/messages/rcs/card/send', schema('Send an RCS rich card (image, title, text, up to 4 buttons)', CardBody), async (request, reply) => {
-    const body = absent(request.body);
-    return answer(reply, await send(request, body, { kind: 'card', card: card(body) }));
-  });
-  app.post<{ Body: Static<typeof CarouselBody> }>('/messages/rcs/carousel/send', schema('Send an RCS carousel of 2 to 10 cards', CarouselBody), async (request, reply) => {
-    const body = absent(request.body);
-    return answer(reply, await send(request, body, { kind: 'carousel', cards: body.cards.map(card) }));
-  });
+  app.post<{ Body: Static<typeof BasicBody> }>(
+    '/messages/rcs/basic/send',
+    schema('Send an RCS text message (up to 1000 characters)', BasicBody),
+    async (request, reply) => {
+      const body = absent(request.body);
+      return answer(reply, await send(request, body, { kind: 'basic', message: body.message }));
+    },
+  );
+  app.post<{ Body: Static<typeof FileBody> }>(
+    '/messages/rcs/file/send',
+    schema('Send a file (image, video, audio or PDF) by RCS', FileBody),
+    async (request, reply) => {
+      const body = absent(request.body);
+      return answer(reply, await send(request, body, { kind: 'file', file: body.file, fileName: body.fileName }));
+    },
+  );
+  app.post<{ Body: Static<typeof CardBody> }>(
+    '/messages/rcs/card/send',
+    schema('Send an RCS rich card (image, title, text, up to 4 buttons)', CardBody),
+    async (request, reply) => {
+      const body = absent(request.body);
+      return answer(reply, await send(request, body, { kind: 'card', card: card(body) }));
+    },
+  );
+  app.post<{ Body: Static<typeof CarouselBody> }>(
+    '/messages/rcs/carousel/send',
+    schema('Send an RCS carousel of 2 to 10 cards', CarouselBody),
+    async (request, reply) => {
+      const body = absent(request.body);
+      return answer(reply, await send(request, body, { kind: 'carousel', cards: body.cards.map(card) }));
+    },
+  );
 }

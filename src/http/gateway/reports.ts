@@ -22,7 +22,11 @@ const SentQuery = Type.Object({
   tag: Type.Optional(Type.String()),
   requestId: Type.Optional(Type.String()),
   // Repeated at most 100 times (there are far fewer statuses): a bounded array keeps validation cheap.
-  statuses: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], { description: `comma-separated or repeated (at most 100 times): ${STATUSES.join(', ')}` })),
+  statuses: Type.Optional(
+    Type.Union([Type.String(), Type.Array(Type.String(), { maxItems: 100 })], {
+      description: `comma-separated or repeated (at most 100 times): ${STATUSES.join(', ')}`,
+    }),
+  ),
 });
 
 const ReceivedQuery = Type.Object({ ...Page, sender: Type.Optional(Type.String()), content: Type.Optional(Type.String()) });
@@ -39,8 +43,19 @@ const S = Nullable(Type.String());
 
 /** Spec 2.5. */
 const SentRecord = Type.Object({
-  id: Type.String(), receiver: Type.String(), content: Type.String(), createdAt: S, sentAt: S, requestId: Type.String(), schedule: S,
-  custom: S, tag: S, status: Type.String(), statusDetails: S, product: Type.String(), route: Type.String(),
+  id: Type.String(),
+  receiver: Type.String(),
+  content: Type.String(),
+  createdAt: S,
+  sentAt: S,
+  requestId: Type.String(),
+  schedule: S,
+  custom: S,
+  tag: S,
+  status: Type.String(),
+  statusDetails: S,
+  product: Type.String(),
+  route: Type.String(),
 });
 
 /** Spec 2.6. */
@@ -48,8 +63,19 @@ const ReceivedRecord = Type.Object({ sender: Type.String(), content: Type.String
 
 /** Spec 2.7. */
 const RequestRecord = Type.Object({
-  userId: Type.Integer(), content: Type.String(), createdAt: S, sentAt: S, requestCount: Type.Integer(), requestId: Type.String(), schedule: S,
-  custom: S, tag: S, productId: Type.Integer(), product: Type.String(), routeId: Type.Integer(), route: Type.String(),
+  userId: Type.Integer(),
+  content: Type.String(),
+  createdAt: S,
+  sentAt: S,
+  requestCount: Type.Integer(),
+  requestId: Type.String(),
+  schedule: S,
+  custom: S,
+  tag: S,
+  productId: Type.Integer(),
+  product: Type.String(),
+  routeId: Type.Integer(),
+  route: Type.String(),
 });
 
 const CancelBody = Type.Object({ requestId: Type.String({ format: 'uuid' }) }, { required: ['requestId'] });
@@ -59,7 +85,15 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
 
   app.get<{ Querystring: Static<typeof SentQuery> }>(
     '/reports/messages/sent',
-    { schema: { tags: ['Reports'], summary: 'Messages sent, newest first', headers: ApiKeyHeader, querystring: SentQuery, response: { 200: Envelope(Type.Array(SentRecord)), ...errorResponses } } },
+    {
+      schema: {
+        tags: ['Reports'],
+        summary: 'Messages sent, newest first',
+        headers: ApiKeyHeader,
+        querystring: SentQuery,
+        response: { 200: Envelope(Type.Array(SentRecord)), ...errorResponses },
+      },
+    },
     async (request) => {
       const r = await sentReport(db, request.principal.accountId, request.query);
       return ok(r.records, null, r.total);
@@ -68,7 +102,15 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
 
   app.get<{ Querystring: Static<typeof ReceivedQuery> }>(
     '/reports/messages/received',
-    { schema: { tags: ['Reports'], summary: 'Replies received, newest first', headers: ApiKeyHeader, querystring: ReceivedQuery, response: { 200: Envelope(Type.Array(ReceivedRecord)), ...errorResponses } } },
+    {
+      schema: {
+        tags: ['Reports'],
+        summary: 'Replies received, newest first',
+        headers: ApiKeyHeader,
+        querystring: ReceivedQuery,
+        response: { 200: Envelope(Type.Array(ReceivedRecord)), ...errorResponses },
+      },
+    },
     async (request) => {
       const r = await receivedReport(db, request.principal.accountId, request.query);
       return ok(r.records, null, r.total);
@@ -79,7 +121,15 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
   for (const prefix of ['/api', '']) {
     app.get<{ Querystring: Static<typeof RequestsQuery> }>(
       `${prefix}/reports/messages/requests`,
-      { schema: { tags: ['Reports'], summary: 'Message requests, one row per request id', headers: ApiKeyHeader, querystring: RequestsQuery, response: { 200: Envelope(Type.Array(RequestRecord)), ...errorResponses } } },
+      {
+        schema: {
+          tags: ['Reports'],
+          summary: 'Message requests, one row per request id',
+          headers: ApiKeyHeader,
+          querystring: RequestsQuery,
+          response: { 200: Envelope(Type.Array(RequestRecord)), ...errorResponses },
+        },
+      },
       async (request) => {
         const r = await requestsReport(db, request.principal.accountId, request.query);
         return ok(r.records, null, r.total);
@@ -88,7 +138,15 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
 
     app.post<{ Body: Static<typeof CancelBody> }>(
       `${prefix}/messages/request/cancel`,
-      { schema: { tags: ['Reports'], summary: 'Cancel the scheduled and queued messages of a request', headers: ApiKeyHeader, body: CancelBody, response: { 200: Envelope(Type.Null()), ...errorResponses } } },
+      {
+        schema: {
+          tags: ['Reports'],
+          summary: 'Cancel the scheduled and queued messages of a request',
+          headers: ApiKeyHeader,
+          body: CancelBody,
+          response: { 200: Envelope(Type.Null()), ...errorResponses },
+        },
+      },
       async (request) => {
         // UUIDs are case-insensitive on input (RFC 9562); ours are stored in lower case.
         const requestId = request.body.requestId.toLowerCase();

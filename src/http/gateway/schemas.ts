@@ -10,7 +10,7 @@ export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String(
 
 export const RouteId = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\d+$' })], {
   [ERROR_TEXT]: 'must be a route id (integer) from GET /routes',
-  description: 'Route id from GET /routes; when absent, the account\'s first route of the channel.',
+  description: "Route id from GET /routes; when absent, the account's first route of the channel.",
 });
 
 // Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
@@ -28,7 +28,9 @@ export const CommonSendFields = {
   tag: OptionalNullable(Type.String({ maxLength: 100 })),
   custom: OptionalNullable(Type.String({ maxLength: 1000 })),
   scheduleDate: OptionalNullable(
-    Type.String({ description: 'YYYY-MM-DD HH:mm:ss in the account time zone (default America/Sao_Paulo), or ISO 8601 with an offset. Absent or null: send now.' }),
+    Type.String({
+      description: 'YYYY-MM-DD HH:mm:ss in the account time zone (default America/Sao_Paulo), or ISO 8601 with an offset. Absent or null: send now.',
+    }),
   ),
 };
 

@@ -5,7 +5,16 @@ import type { Core } from '../../core.ts';
 import { MAX_URL_LENGTH, locationOf } from '../../shortlinks/urls.ts';
 import { CODE_PATTERN } from '../../shortlinks/codes.ts';
 import {
-  MAX_PAGE, createLink, deleteLink, destinationOrThrow, followLink, listLinks, peekLink, publicShortLink, shortLinkBase, updateLink,
+  MAX_PAGE,
+  createLink,
+  deleteLink,
+  destinationOrThrow,
+  followLink,
+  listLinks,
+  peekLink,
+  publicShortLink,
+  shortLinkBase,
+  updateLink,
 } from '../../shortlinks/links.ts';
 import { ApiKeyHeader } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
@@ -51,17 +60,38 @@ export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Co
 
   app.get<{ Querystring: Static<typeof ListQuery> }>(
     '/short-links',
-    { schema: { tags, summary: 'Short links of the account, newest first', headers: ApiKeyHeader, querystring: ListQuery, response: { 200: Envelope(Type.Array(ShortLink)), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Short links of the account, newest first',
+        headers: ApiKeyHeader,
+        querystring: ListQuery,
+        response: { 200: Envelope(Type.Array(ShortLink)), ...errorResponses },
+      },
+    },
     async (request) => {
       const q = request.query;
       const page = await listLinks(db, request.principal.accountId, { skip: q.skip ?? 0, limit: q.limit ?? 100, filter: q.filter });
-      return ok(page.records.map((r) => publicShortLink(r, base)), null, page.total);
+      return ok(
+        page.records.map((r) => publicShortLink(r, base)),
+        null,
+        page.total,
+      );
     },
   );
 
   app.put<{ Params: Static<typeof LinkId>; Body: Static<typeof LinkBody> }>(
     '/short-links/:id',
-    { schema: { tags, summary: 'Change the destination URL of a short link (code and counters stay)', headers: ApiKeyHeader, params: LinkId, body: LinkBody, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Change the destination URL of a short link (code and counters stay)',
+        headers: ApiKeyHeader,
+        params: LinkId,
+        body: LinkBody,
+        response: { 200: Envelope(ShortLink), ...errorResponses },
+      },
+    },
     async (request) => {
       const row = await updateLink(db, request.principal.accountId, request.params.id, destinationOrThrow(request.body.destinationUrl, base));
       return ok(publicShortLink(row, base), `Short link ${row.code} updated.`);
@@ -70,7 +100,15 @@ export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Co
 
   app.delete<{ Params: Static<typeof LinkId> }>(
     '/short-links/:id',
-    { schema: { tags, summary: 'Delete a short link (its code stops redirecting and is never reused)', headers: ApiKeyHeader, params: LinkId, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a short link (its code stops redirecting and is never reused)',
+        headers: ApiKeyHeader,
+        params: LinkId,
+        response: { 200: Envelope(ShortLink), ...errorResponses },
+      },
+    },
     async (request) => {
       const row = await deleteLink(db, request.principal.accountId, request.params.id);
       return ok(publicShortLink(row, base), `Short link ${row.code} deleted.`);

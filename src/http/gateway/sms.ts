@@ -18,7 +18,9 @@ const MAX_SMS_LENGTH = 2000;
 const SmsText = Type.String({ minLength: 1, maxLength: MAX_SMS_LENGTH, description: 'Text; over 160 characters costs one credit per 153.' });
 
 /** Replace each http(s) URL of the text(s) by a new short link of the account before segments are counted (docs/child-users-and-short-links.md). */
-const ShortenLinks = OptionalNullable(Type.Boolean({ description: 'Replace each http(s) URL in the text by a short link of the account (counted clicks) before the text is charged and sent.' }));
+const ShortenLinks = OptionalNullable(
+  Type.Boolean({ description: 'Replace each http(s) URL in the text by a short link of the account (counted clicks) before the text is charged and sent.' }),
+);
 
 const SmsSendBody = Type.Object({ ...CommonSendFields, message: SmsText, shortenLinks: ShortenLinks }, { required: ['message'] });
 
@@ -73,17 +75,26 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [body.message]);
       const message = shortened.texts[0] ?? body.message;
       const segments = chargedSegments(message);
-      const result = await core.accept({
-        accountId: request.principal.accountId,
-        route: target.route,
-        source: 'gateway',
-        content: message,
-        tag: body.tag ?? null,
-        custom: body.custom ?? null,
-        sender: null,
-        scheduleAt: target.scheduleAt,
-        items: target.receivers.map((receiver) => ({ receiver, content: message, segments, tag: body.tag ?? null, custom: body.custom ?? null, payload: null })),
-      }).catch(shortened.discard);
+      const result = await core
+        .accept({
+          accountId: request.principal.accountId,
+          route: target.route,
+          source: 'gateway',
+          content: message,
+          tag: body.tag ?? null,
+          custom: body.custom ?? null,
+          sender: null,
+          scheduleAt: target.scheduleAt,
+          items: target.receivers.map((receiver) => ({
+            receiver,
+            content: message,
+            segments,
+            tag: body.tag ?? null,
+            custom: body.custom ?? null,
+            payload: null,
+          })),
+        })
+        .catch(shortened.discard);
       void reply.header('X-Request-Id', result.requestId);
       return ok(null, acceptedText(result, target.scheduleAt !== null));
     },
@@ -109,27 +120,48 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
         const receiver = normalizeInternational(m.receiver);
         if (!receiver) problems.push(`messages[${i}].receiver: ${internationalProblem(m.receiver)}`);
         else if (!items.has(receiver)) {
-          items.set(receiver, { receiver, content: m.message, segments: chargedSegments(m.message), tag: m.tag ?? body.tag ?? null, custom: m.custom ?? body.custom ?? null, payload: null });
+          items.set(receiver, {
+            receiver,
+            content: m.message,
+            segments: chargedSegments(m.message),
+            tag: m.tag ?? body.tag ?? null,
+            custom: m.custom ?? body.custom ?? null,
+            payload: null,
+          });
         }
       });
       if (problems.length) throw validation(problems);
-      const target = await resolveTargeting(db, core.routes, request.principal, { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] }, 'SMS');
-      const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [...items.values()].map((item) => item.content));
+      const target = await resolveTargeting(
+        db,
+        core.routes,
+        request.principal,
+        { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] },
+        'SMS',
+      );
+      const shortened = await shortenForSend(
+        db,
+        request.principal.accountId,
+        shortLinkBase(core.config),
+        body.shortenLinks,
+        [...items.values()].map((item) => item.content),
+      );
       const finalItems = [...items.values()].map((item, i) => {
         const content = shortened.texts[i] ?? item.content;
         return { ...item, content, segments: chargedSegments(content) };
       });
-      const result = await core.accept({
-        accountId: request.principal.accountId,
-        route: target.route,
-        source: 'gateway',
-        content: finalItems[0]?.content ?? body.messages[0]?.message ?? '',
-        tag: body.tag ?? null,
-        custom: body.custom ?? null,
-        sender: null,
-        scheduleAt: target.scheduleAt,
-        items: finalItems,
-      }).catch(shortened.discard);
+      const result = await core
+        .accept({
+          accountId: request.principal.accountId,
+          route: target.route,
+          source: 'gateway',
+          content: finalItems[0]?.content ?? body.messages[0]?.message ?? '',
+          tag: body.tag ?? null,
+          custom: body.custom ?? null,
+          sender: null,
+          scheduleAt: target.scheduleAt,
+          items: finalItems,
+        })
+        .catch(shortened.discard);
       void reply.header('X-Request-Id', result.requestId);
       return ok({ requestId: result.requestId, credits: result.credits }, acceptedText(result, target.scheduleAt !== null));
     },

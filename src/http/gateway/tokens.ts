@@ -55,7 +55,15 @@ export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/api-tokens/create',
-    { schema: { tags: ['Tokens'], summary: 'Create a one-time code and send it by SMS', headers: ApiKeyHeader, body: CreateBody, response: { 200: Envelope(TokenMessage), 429: ErrorEnvelope, ...errorResponses } } },
+    {
+      schema: {
+        tags: ['Tokens'],
+        summary: 'Create a one-time code and send it by SMS',
+        headers: ApiKeyHeader,
+        body: CreateBody,
+        response: { 200: Envelope(TokenMessage), 429: ErrorEnvelope, ...errorResponses },
+      },
+    },
     async (request, reply) => {
       const body = absent(request.body);
       const phone = phoneOf(body.phoneNumber);
@@ -69,13 +77,24 @@ export async function tokenRoutes(app: FastifyInstance, { core }: { core: Core }
       });
       void reply.header('X-Request-Id', token.requestId);
       const shown = maskCode(token.text);
-      return ok({ content: shown, receivers: [phone], sender: route.display_name }, `Code sent to ${phone}; valid for ${body.expireInMinutes ?? DEFAULT_EXPIRY_MINUTES} minute(s).`);
+      return ok(
+        { content: shown, receivers: [phone], sender: route.display_name },
+        `Code sent to ${phone}; valid for ${body.expireInMinutes ?? DEFAULT_EXPIRY_MINUTES} minute(s).`,
+      );
     },
   );
 
   app.post<{ Body: Static<typeof ValidateBody> }>(
     '/api-tokens/validate',
-    { schema: { tags: ['Tokens'], summary: 'Validate a one-time code (single use)', headers: ApiKeyHeader, body: ValidateBody, response: { 200: Envelope(Validated), 429: ErrorEnvelope, ...errorResponses } } },
+    {
+      schema: {
+        tags: ['Tokens'],
+        summary: 'Validate a one-time code (single use)',
+        headers: ApiKeyHeader,
+        body: ValidateBody,
+        response: { 200: Envelope(Validated), 429: ErrorEnvelope, ...errorResponses },
+      },
+    },
     async (request) => {
       const body = absent(request.body);
       const raw = String(body.token).trim();

@@ -9,7 +9,10 @@ import { Envelope, errorResponses, ok } from './envelope.ts';
 
 /** Webhooks (spec 6; DECISIONS.md "Events"; docs/webhooks.md). */
 
-const Topic = Type.Union(TOPICS.map((t) => Type.Literal(t)), { description: 'message.status: every status change of a message; message.reply: a reply received' });
+const Topic = Type.Union(
+  TOPICS.map((t) => Type.Literal(t)),
+  { description: 'message.status: every status change of a message; message.reply: a reply received' },
+);
 
 const WebhookBody = Type.Object(
   {
@@ -58,13 +61,29 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
 
   app.post<{ Body: Static<typeof WebhookBody> }>(
     '/webhooks',
-    { schema: { tags, summary: 'Register a webhook; the answer shows its signing secret once', headers: ApiKeyHeader, body: WebhookBody, response: { 200: Envelope(NewWebhook), ...errorResponses } } },
-    async (request) => ok(await createWebhook(db, check, request.principal.accountId, request.body), 'Webhook registered. Keep the secret: it is not shown again.'),
+    {
+      schema: {
+        tags,
+        summary: 'Register a webhook; the answer shows its signing secret once',
+        headers: ApiKeyHeader,
+        body: WebhookBody,
+        response: { 200: Envelope(NewWebhook), ...errorResponses },
+      },
+    },
+    async (request) =>
+      ok(await createWebhook(db, check, request.principal.accountId, request.body), 'Webhook registered. Keep the secret: it is not shown again.'),
   );
 
   app.get(
     '/webhooks',
-    { schema: { tags, summary: 'Webhooks of the account (without secrets)', headers: ApiKeyHeader, response: { 200: Envelope(Type.Array(Webhook)), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Webhooks of the account (without secrets)',
+        headers: ApiKeyHeader,
+        response: { 200: Envelope(Type.Array(Webhook)), ...errorResponses },
+      },
+    },
     async (request) => {
       const hooks = await listWebhooks(db, request.principal.accountId);
       return ok(hooks, null, hooks.length);
@@ -73,7 +92,15 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
 
   app.delete<{ Params: Static<typeof WebhookId> }>(
     '/webhooks/:id',
-    { schema: { tags, summary: 'Delete a webhook; its pending deliveries are dropped', headers: ApiKeyHeader, params: WebhookId, response: { 200: Envelope(Webhook), ...errorResponses } } },
+    {
+      schema: {
+        tags,
+        summary: 'Delete a webhook; its pending deliveries are dropped',
+        headers: ApiKeyHeader,
+        params: WebhookId,
+        response: { 200: Envelope(Webhook), ...errorResponses },
+      },
+    },
     async (request) => {
       const hook = await db.transaction().execute((tx) => deleteWebhook(tx, request.principal.accountId, request.params.id));
       return ok(hook, `Webhook ${hook.id} deleted.`);
@@ -84,7 +111,11 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
     '/webhooks/:id/deliveries',
     {
       schema: {
-        tags, summary: 'Delivery log of a webhook, newest first', headers: ApiKeyHeader, params: WebhookId, querystring: DeliveriesQuery,
+        tags,
+        summary: 'Delivery log of a webhook, newest first',
+        headers: ApiKeyHeader,
+        params: WebhookId,
+        querystring: DeliveriesQuery,
         response: { 200: Envelope(Type.Array(Delivery)), ...errorResponses },
       },
     },

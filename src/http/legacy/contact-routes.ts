@@ -11,7 +11,10 @@ import { textOf } from './sending.ts';
 import { deleteGroup, findGroup, hasContact, listGroups, removeContact, type LegacyGroup } from './data/groups.ts';
 import type { LegacyContext } from './context.ts';
 
-const GroupBody = Type.Object({ Name: Name('Group name, unique in the account'), Description: Type.Optional(Type.String({ maxLength: 1000 })) }, { required: ['Name'] });
+const GroupBody = Type.Object(
+  { Name: Name('Group name, unique in the account'), Description: Type.Optional(Type.String({ maxLength: 1000 })) },
+  { required: ['Name'] },
+);
 const GroupChange = Type.Object(
   {
     GroupName: Type.Optional(Name('Group name (or give the group in the path or ?id=)')),
@@ -25,14 +28,26 @@ const GroupRef = Type.Union([Type.Object({ GroupName: Type.Optional(Name('Group 
 const PhoneBody = Type.Object({ PhoneNumber: Phone }, { required: ['PhoneNumber'] });
 const PhoneRef = Type.Union([Type.Object({ PhoneNumber: Type.Optional(Phone) }), Type.Null()]);
 
-const Group = Type.Object({ Id: Type.Integer(), Name: Type.String(), Description: Nullable(Type.String()), TotalContacts: Type.Integer(), LastUsed: Nullable(Type.String()) });
+const Group = Type.Object({
+  Id: Type.Integer(),
+  Name: Type.String(),
+  Description: Nullable(Type.String()),
+  TotalContacts: Type.Integer(),
+  LastUsed: Nullable(Type.String()),
+});
 const Blocked = Type.Object({ PhoneNumber: Type.String(), CreatedDate: Nullable(Type.String()) });
 
 /** /contactgroup (the gateway's contact groups) and /blacklist (the account's blocklist). */
 export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const { t } = ctx;
   const common = { tags, security, headers: AuthKeyHeader };
-  const shape = (g: LegacyGroup, tz: string) => ({ Id: g.id, Name: g.name, Description: g.description, TotalContacts: g.totalContacts, LastUsed: formatDate(g.lastUsedAt, tz) });
+  const shape = (g: LegacyGroup, tz: string) => ({
+    Id: g.id,
+    Name: g.name,
+    Description: g.description,
+    TotalContacts: g.totalContacts,
+    LastUsed: formatDate(g.lastUsedAt, tz),
+  });
 
   /** The group named in the path, the query or the body; 404 when it does not exist. */
   async function groupOf(request: FastifyRequest, fromBody: string | undefined) {
@@ -73,7 +88,11 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const groups = (await listGroups(ctx.db, accountId, groupId)).map((g) => shape(g, request.principal.timezone));
     return ok(groups, t.groups(groups.length));
   };
-  const listSchema = { ...common, summary: 'Contact groups: all, or one (name or Id in the path or ?id=)', response: { 200: Envelope(Type.Array(Group)), ...errorResponses } };
+  const listSchema = {
+    ...common,
+    summary: 'Contact groups: all, or one (name or Id in the path or ?id=)',
+    response: { 200: Envelope(Type.Array(Group)), ...errorResponses },
+  };
   app.get('/contactgroup', { schema: { ...listSchema, querystring: IdQuery } }, list);
   app.get('/contactgroup/:id', { schema: { ...listSchema, params: IdParams } }, list);
 
@@ -82,7 +101,12 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     await deleteGroup(ctx.db, request.principal.accountId, group.id);
     return ok(null, t.groupDeleted(group.name));
   };
-  const removeSchema = { ...common, summary: 'Delete a contact group and its contacts', body: GroupRef, response: { 200: Envelope(Type.Null()), ...errorResponses } };
+  const removeSchema = {
+    ...common,
+    summary: 'Delete a contact group and its contacts',
+    body: GroupRef,
+    response: { 200: Envelope(Type.Null()), ...errorResponses },
+  };
   app.delete('/contactgroup', { schema: { ...removeSchema, querystring: IdQuery } }, remove);
   app.delete('/contactgroup/:id', { schema: { ...removeSchema, params: IdParams } }, remove);
 
@@ -100,13 +124,25 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     if (!(await removeContact(ctx.db, accountId, group.id, phone))) throw new LegacyProblem('NOT_FOUND', (x) => x.contactNotInGroup(phone, group.name));
     return ok(null, t.contactRemoved(phone, group.name));
   };
-  const changeSchema = { ...common, summary: 'Add a number to a group, or remove it', body: GroupChange, response: { 200: Envelope(Type.Null()), ...errorResponses } };
+  const changeSchema = {
+    ...common,
+    summary: 'Add a number to a group, or remove it',
+    body: GroupChange,
+    response: { 200: Envelope(Type.Null()), ...errorResponses },
+  };
   app.put('/contactgroup', { schema: { ...changeSchema, querystring: IdQuery } }, change);
   app.put('/contactgroup/:id', { schema: { ...changeSchema, params: IdParams } }, change);
 
   app.post<{ Body: Static<typeof PhoneBody> }>(
     '/blacklist',
-    { schema: { ...common, summary: 'Block a number: sends to it are skipped (BLOCKED, not charged) on both interfaces', body: PhoneBody, response: { 200: Envelope(Type.Null()), ...errorResponses } } },
+    {
+      schema: {
+        ...common,
+        summary: 'Block a number: sends to it are skipped (BLOCKED, not charged) on both interfaces',
+        body: PhoneBody,
+        response: { 200: Envelope(Type.Null()), ...errorResponses },
+      },
+    },
     async (request) => {
       const phone = parsePhone(request.body.PhoneNumber);
       const added = await blockPhone(ctx.db, request.principal.accountId, phone);
@@ -122,7 +158,11 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const list = rows.map((r) => ({ PhoneNumber: r.phone, CreatedDate: formatDate(r.createdAt, request.principal.timezone) }));
     return ok(list, t.blockedList(list.length));
   };
-  const blockedSchema = { ...common, summary: 'Blocked numbers: all, or one (phone in the path or ?id=)', response: { 200: Envelope(Type.Array(Blocked)), ...errorResponses } };
+  const blockedSchema = {
+    ...common,
+    summary: 'Blocked numbers: all, or one (phone in the path or ?id=)',
+    response: { 200: Envelope(Type.Array(Blocked)), ...errorResponses },
+  };
   app.get('/blacklist', { schema: { ...blockedSchema, querystring: IdQuery } }, blocked);
   app.get('/blacklist/:id', { schema: { ...blockedSchema, params: IdParams } }, blocked);
 
@@ -131,7 +171,12 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
     if (!(await unblockPhone(ctx.db, request.principal.accountId, phone))) throw new LegacyProblem('NOT_FOUND', (x) => x.notBlocked(phone));
     return ok(null, t.unblocked(phone));
   };
-  const unblockSchema = { ...common, summary: 'Unblock a number (phone in the path, ?id= or the body)', body: PhoneRef, response: { 200: Envelope(Type.Null()), ...errorResponses } };
+  const unblockSchema = {
+    ...common,
+    summary: 'Unblock a number (phone in the path, ?id= or the body)',
+    body: PhoneRef,
+    response: { 200: Envelope(Type.Null()), ...errorResponses },
+  };
   app.delete('/blacklist', { schema: { ...unblockSchema, querystring: IdQuery } }, unblock);
   app.delete('/blacklist/:id', { schema: { ...unblockSchema, params: IdParams } }, unblock);
 }

@@ -9,12 +9,20 @@ import { formatDate, reportRange } from './dates.ts';
 import { findChild, ledgerHistory, transferCredits, TransferError } from './data/credits.ts';
 import type { LegacyContext } from './context.ts';
 
-const Amount = Type.Union([Type.String({ maxLength: 30 }), Type.Number()], { description: 'Credits to move to the sub-account (negative: back to the reseller)' });
+const Amount = Type.Union([Type.String({ maxLength: 30 }), Type.Number()], {
+  description: 'Credits to move to the sub-account (negative: back to the reseller)',
+});
 const CreditsQuery = Type.Object({ id: Type.Optional(Type.String({ maxLength: 200 })), Amount: Type.Optional(Amount) });
 const TransferBody = Type.Union([Type.Object({ Amount: Type.Optional(Amount) }), Type.Null()]);
 const HistoryQuery = Type.Object({ id: Type.Optional(Type.String({ maxLength: 200 })), ...DateRange });
 
-const Entry = Type.Object({ Date: Nullable(Type.String()), Amount: Type.Number(), Balance: Type.Number(), Reason: Type.String(), RequestUniqueId: Nullable(Type.String()) });
+const Entry = Type.Object({
+  Date: Nullable(Type.String()),
+  Amount: Type.Number(),
+  Balance: Type.Number(),
+  Reason: Type.String(),
+  RequestUniqueId: Nullable(Type.String()),
+});
 
 /** /credits (balance, transfers to sub-accounts) and /balancehistory (ledger). */
 export async function creditRoutes(app: FastifyInstance, ctx: LegacyContext) {
@@ -34,7 +42,11 @@ export async function creditRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const value = fromMicros(await getBalance(ctx.db, who.id));
     return ok(value, who.own ? ctx.t.balance : ctx.t.subaccountBalance(who.id));
   };
-  const balanceSchema = { ...common, summary: 'Balance of the account, or of a sub-account (id in the path or ?id=)', response: { 200: Envelope(Type.Number()), ...errorResponses } };
+  const balanceSchema = {
+    ...common,
+    summary: 'Balance of the account, or of a sub-account (id in the path or ?id=)',
+    response: { 200: Envelope(Type.Number()), ...errorResponses },
+  };
   app.get('/credits', { schema: { ...balanceSchema, querystring: CreditsQuery } }, balance);
   app.get('/credits/:id', { schema: { ...balanceSchema, params: IdParams, querystring: CreditsQuery } }, balance);
 
@@ -58,7 +70,7 @@ export async function creditRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const transferSchema = {
     ...common,
-    summary: 'Move credits from the reseller to a sub-account (RESELLER keys only); Object is the sub-account\'s new balance',
+    summary: "Move credits from the reseller to a sub-account (RESELLER keys only); Object is the sub-account's new balance",
     querystring: CreditsQuery,
     body: TransferBody,
     response: { 200: Envelope(Type.Number()), 403: errorResponses[400], ...errorResponses },
@@ -71,10 +83,21 @@ export async function creditRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const tz = request.principal.timezone;
     const range = reportRange(request.query, tz, 30, 366);
     const r = await ledgerHistory(ctx.db, who.id, { ...range, skip: request.query.Skip ?? 0, limit: request.query.Limit ?? 10_000 });
-    const entries = r.entries.map((e) => ({ Date: formatDate(e.at, tz), Amount: fromMicros(e.amount), Balance: fromMicros(e.balanceAfter), Reason: e.reason, RequestUniqueId: e.requestId }));
+    const entries = r.entries.map((e) => ({
+      Date: formatDate(e.at, tz),
+      Amount: fromMicros(e.amount),
+      Balance: fromMicros(e.balanceAfter),
+      Reason: e.reason,
+      RequestUniqueId: e.requestId,
+    }));
     return ok(entries, ctx.t.history(entries.length, r.total));
   };
-  const historySchema = { ...common, summary: 'Balance history (ledger), newest first', querystring: HistoryQuery, response: { 200: Envelope(Type.Array(Entry)), ...errorResponses } };
+  const historySchema = {
+    ...common,
+    summary: 'Balance history (ledger), newest first',
+    querystring: HistoryQuery,
+    response: { 200: Envelope(Type.Array(Entry)), ...errorResponses },
+  };
   app.get('/balancehistory', { schema: historySchema }, history);
   app.get('/balancehistory/:id', { schema: { ...historySchema, params: IdParams } }, history);
 }

@@ -49,7 +49,9 @@ export function reportDay(field: string, value: string, timezone: string, endOfD
  */
 export function reportRange(q: { StartDate?: string | undefined; EndDate?: string | undefined }, timezone: string, defaultDays: number, maxDays: number) {
   const to = q.EndDate ? reportDay('EndDate', q.EndDate, timezone, true) : Date.now();
-  const from = q.StartDate ? reportDay('StartDate', q.StartDate, timezone, false) : DateTime.fromMillis(to, { zone: timezone }).minus({ days: defaultDays }).startOf('day').toMillis();
+  const from = q.StartDate
+    ? reportDay('StartDate', q.StartDate, timezone, false)
+    : DateTime.fromMillis(to, { zone: timezone }).minus({ days: defaultDays }).startOf('day').toMillis();
   if (from > to) throw badRequest((t) => t.dateOrder);
   if (to - from > (maxDays + 1) * 86_400_000) throw badRequest((t) => t.rangeTooLong(maxDays));
   return { from, to };

@@ -7,8 +7,7 @@ import { TEXTS, type Texts } from './texts.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
 /** The legacy envelope: Success, Object, Message, keys in this casing whatever the operation. */
-export const Envelope = <T extends TSchema>(object: T) =>
-  Type.Object({ Success: Type.Boolean(), Object: object, Message: Type.String() });
+export const Envelope = <T extends TSchema>(object: T) => Type.Object({ Success: Type.Boolean(), Object: object, Message: Type.String() });
 
 export const FailureEnvelope = Envelope(Type.Null());
 
@@ -29,7 +28,10 @@ export const errorResponses = {
  * the status) and the text, produced in the configured language at the edge.
  */
 export class LegacyProblem extends DomainError {
-  constructor(code: ErrorCode, readonly say: (t: Texts) => string) {
+  constructor(
+    code: ErrorCode,
+    readonly say: (t: Texts) => string,
+  ) {
     super(code, say(TEXTS.en));
   }
 }
@@ -100,7 +102,12 @@ const INVALID: Record<string, (t: Texts) => string> = {
 /** A whole number with both bounds (Skip, Limit) that is not one, or out of range: the text gives the range. */
 function boundedInteger(e: ErrorObject): boolean {
   const schema = e.parentSchema as { type?: unknown; minimum?: unknown; maximum?: unknown } | undefined;
-  return (e.keyword === 'type' || e.keyword === 'minimum' || e.keyword === 'maximum') && schema?.type === 'integer' && typeof schema.minimum === 'number' && typeof schema.maximum === 'number';
+  return (
+    (e.keyword === 'type' || e.keyword === 'minimum' || e.keyword === 'maximum') &&
+    schema?.type === 'integer' &&
+    typeof schema.minimum === 'number' &&
+    typeof schema.maximum === 'number'
+  );
 }
 
 /** One text per problem found by schema validation. */
@@ -129,7 +136,7 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
     } else if (e.keyword === 'minimum' || e.keyword === 'maximum') {
       lines.add(t.outOfRange(field));
     } else if (e.keyword === 'enum') {
-      lines.add(t.oneOf(field, ((e.params as { allowedValues: unknown[] }).allowedValues).map(String).join(', ')));
+      lines.add(t.oneOf(field, (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')));
     } else if (e.keyword !== 'anyOf' || !plain.has(e.instancePath)) {
       lines.add(t.invalidField(field));
     }
@@ -153,11 +160,15 @@ export function legacyErrorHandler(t: Texts) {
     if (fe.validation) return reply.status(400).send(failure(validationText(fe.validation as ErrorObject[], t)));
     if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
       const text =
-        fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? t.invalidJson
-        : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? t.noBody
-        : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? t.bodyTooLarge
-        : error instanceof SyntaxError ? t.invalidJson
-        : t.noBody;
+        fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+          ? t.invalidJson
+          : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+            ? t.noBody
+            : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+              ? t.bodyTooLarge
+              : error instanceof SyntaxError
+                ? t.invalidJson
+                : t.noBody;
       return reply.status(400).send(failure(text));
     }
     // The database cannot work now (disk full, unreachable, busy): nothing was done, the client may retry.

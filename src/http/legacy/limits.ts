@@ -18,7 +18,10 @@ export const DEFAULT_RATE_LIMIT: RateLimit = { capacity: 100, perSecond: 20 };
 export class KeyRateLimiter {
   private buckets = new Map<number, { tokens: number; at: number }>();
 
-  constructor(private readonly limit: RateLimit, private readonly clock: Clock) {}
+  constructor(
+    private readonly limit: RateLimit,
+    private readonly clock: Clock,
+  ) {}
 
   /** 0 when the request may go ahead, else the seconds to wait. */
   take(keyId: number): number {
@@ -43,7 +46,10 @@ export class KeyRateLimiter {
 export class ReportWindow {
   private last = new Map<string, number>();
 
-  constructor(private readonly windowMs: number, private readonly clock: Clock) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly clock: Clock,
+  ) {}
 
   /** 0 when the call may go ahead (and the window starts), else the seconds left. */
   reserve(key: string): number {

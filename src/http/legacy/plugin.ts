@@ -74,7 +74,10 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   // Unknown path: 404; known path, other method: 405 (spec 7.2). Both before
   // authentication: they describe the endpoint, not the caller.
   const notAllowed = (request: FastifyRequest, reply: FastifyReply, allowed: string) =>
-    reply.status(405).header('Allow', allowed).send(failure(t.methodNotAllowed(request.method, pathOf(request), allowed)));
+    reply
+      .status(405)
+      .header('Allow', allowed)
+      .send(failure(t.methodNotAllowed(request.method, pathOf(request), allowed)));
   /** The 405 routes' handlers, with the methods their path allows. */
   const allowedBy = new Map<unknown, string>();
   app.setNotFoundHandler((request, reply) => {
@@ -87,7 +90,8 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
         return null; // a path the router cannot read is no known path
       }
     }).filter((r) => r !== null);
-    if (routes.length > 0) return notAllowed(request, reply, routes.map((r) => allowedBy.get(r.handler)).find((a) => a !== undefined) ?? [...METHODS].sort().join(', '));
+    if (routes.length > 0)
+      return notAllowed(request, reply, routes.map((r) => allowedBy.get(r.handler)).find((a) => a !== undefined) ?? [...METHODS].sort().join(', '));
     return reply.status(404).send(failure(t.pathNotFound(request.method, path)));
   });
   const methodsByPath = new Map<string, Set<string>>();
@@ -109,7 +113,11 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
       throw err;
     }
     const wait = limiter.take(request.principal.keyId);
-    if (wait > 0) return reply.status(429).header('Retry-After', String(wait)).send(failure(t.tooManyRequests(wait)));
+    if (wait > 0)
+      return reply
+        .status(429)
+        .header('Retry-After', String(wait))
+        .send(failure(t.tooManyRequests(wait)));
   });
 
   app.addHook('preValidation', async (request) => {
@@ -127,7 +135,10 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   await app.register(reportRoutes, ctx);
 
   for (const [path, methods] of methodsByPath) {
-    const allowed = [...methods].filter((m) => m !== 'HEAD').sort().join(', ');
+    const allowed = [...methods]
+      .filter((m) => m !== 'HEAD')
+      .sort()
+      .join(', ');
     const missing = METHODS.filter((m) => !methods.has(m));
     if (missing.length === 0) continue;
     const handler = (request: FastifyRequest, reply: FastifyReply) => notAllowed(request, reply, allowed);

@@ -58,7 +58,14 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
 
   app.post<{ Body: Static<typeof RuleBody> }>(
     '/sendingcontextrules',
-    { schema: { ...common, summary: 'Create a context rule, or replace the one with the same Name', body: RuleBody, response: { 200: Envelope(Rule), ...errorResponses } } },
+    {
+      schema: {
+        ...common,
+        summary: 'Create a context rule, or replace the one with the same Name',
+        body: RuleBody,
+        response: { 200: Envelope(Rule), ...errorResponses },
+      },
+    },
     async (request) => {
       const b = request.body;
       const name = textOf(b.Name);
@@ -88,9 +95,16 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
       if (!rule) throw new LegacyProblem('NOT_FOUND', (x) => x.ruleNotFound(ref));
       rules = [rule];
     }
-    return ok(rules.map((r) => shape(r, request.principal.timezone)), t.rules(rules.length));
+    return ok(
+      rules.map((r) => shape(r, request.principal.timezone)),
+      t.rules(rules.length),
+    );
   };
-  const listSchema = { ...common, summary: 'Context rules: all, or one (name in the path or ?id=)', response: { 200: Envelope(Type.Array(Rule)), ...errorResponses } };
+  const listSchema = {
+    ...common,
+    summary: 'Context rules: all, or one (name in the path or ?id=)',
+    response: { 200: Envelope(Type.Array(Rule)), ...errorResponses },
+  };
   app.get('/sendingcontextrules', { schema: { ...listSchema, querystring: IdQuery } }, list);
   app.get('/sendingcontextrules/:id', { schema: { ...listSchema, params: IdParams } }, list);
 
@@ -102,7 +116,12 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
     await deleteRule(ctx.db, request.principal.accountId, rule.id);
     return ok(null, t.ruleDeleted(rule.name));
   };
-  const removeSchema = { ...common, summary: 'Delete a context rule; conversations waiting on it end', body: RuleRef, response: { 200: Envelope(Type.Null()), ...errorResponses } };
+  const removeSchema = {
+    ...common,
+    summary: 'Delete a context rule; conversations waiting on it end',
+    body: RuleRef,
+    response: { 200: Envelope(Type.Null()), ...errorResponses },
+  };
   app.delete('/sendingcontextrules', { schema: { ...removeSchema, querystring: IdQuery } }, remove);
   app.delete('/sendingcontextrules/:id', { schema: { ...removeSchema, params: IdParams } }, remove);
 }

@@ -10,11 +10,18 @@ export const Text = (description: string) => Type.String({ maxLength: MAX_TEXT, 
 export const Name = (description: string) => Type.String({ maxLength: 200, description });
 export const Sender = Type.String({ maxLength: 100, description: 'Internal identifier, shown in the reports' });
 
-export const Receivers = Type.Union([Type.String({ maxLength: 20_000 }), Type.Array(Type.Union([Type.String({ maxLength: 40 }), Type.Number()]), { maxItems: 1000 })], {
-  description: 'Comma-separated phones, each area code + number (spaces, a leading +, a leading 55 and brackets are tolerated); at most 100 after de-duplication',
-});
+export const Receivers = Type.Union(
+  [Type.String({ maxLength: 20_000 }), Type.Array(Type.Union([Type.String({ maxLength: 40 }), Type.Number()]), { maxItems: 1000 })],
+  {
+    description:
+      'Comma-separated phones, each area code + number (spaces, a leading +, a leading 55 and brackets are tolerated); at most 100 after de-duplication',
+  },
+);
 
-export const ScheduleDate = Type.String({ maxLength: 40, description: 'YYYY-MM-DD HH:mm:ss (or DD/MM/YYYY HH:mm:ss) in the account time zone, or ISO 8601 with an offset; must be in the future' });
+export const ScheduleDate = Type.String({
+  maxLength: 40,
+  description: 'YYYY-MM-DD HH:mm:ss (or DD/MM/YYYY HH:mm:ss) in the account time zone, or ISO 8601 with an offset; must be in the future',
+});
 
 export const Phone = Type.Union([Type.String({ maxLength: 40 }), Type.Number()], { description: 'Area code + number, e.g. 11999998888' });
 

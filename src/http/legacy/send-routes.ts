@@ -19,7 +19,7 @@ const contextFields = {
   Sender: Type.Optional(Sender),
   Receivers,
   ContextRuleName: Name('Name of a registered context rule'),
-  ForceContent: Type.Optional(Text('Text to send instead of the rule\'s message')),
+  ForceContent: Type.Optional(Text("Text to send instead of the rule's message")),
 };
 const contactFields = { Sender: Type.Optional(Sender), Content: Text('Message text'), GroupName: Name('Name of a contact group') };
 const SendBody = Type.Object(sendFields, { required: ['Receivers', 'Content'] });
@@ -90,13 +90,21 @@ export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
 
   const common = { tags, security, headers: AuthKeyHeader };
 
-  app.post<{ Body: Static<typeof SendBody> }>('/send', { schema: { ...common, summary: 'Send an SMS (spec 4.9)', body: SendBody, response: withId } }, (request, reply) =>
-    plain(request, reply, { ...request.body, ScheduleDate: undefined }),
+  app.post<{ Body: Static<typeof SendBody> }>(
+    '/send',
+    { schema: { ...common, summary: 'Send an SMS (spec 4.9)', body: SendBody, response: withId } },
+    (request, reply) => plain(request, reply, { ...request.body, ScheduleDate: undefined }),
   );
-  app.get<{ Querystring: Static<typeof SendBody> }>('/send', { schema: { ...common, summary: 'Send an SMS with query parameters', querystring: SendBody, response: withId } }, (request, reply) =>
-    plain(request, reply, { ...request.query, ScheduleDate: undefined }),
+  app.get<{ Querystring: Static<typeof SendBody> }>(
+    '/send',
+    { schema: { ...common, summary: 'Send an SMS with query parameters', querystring: SendBody, response: withId } },
+    (request, reply) => plain(request, reply, { ...request.query, ScheduleDate: undefined }),
   );
-  app.post<{ Body: Static<typeof ScheduleBody> }>('/schedule', { schema: { ...common, summary: 'Schedule an SMS', body: ScheduleBody, response: withId } }, (request, reply) => plain(request, reply, request.body));
+  app.post<{ Body: Static<typeof ScheduleBody> }>(
+    '/schedule',
+    { schema: { ...common, summary: 'Schedule an SMS', body: ScheduleBody, response: withId } },
+    (request, reply) => plain(request, reply, request.body),
+  );
 
   app.post<{ Body: Static<typeof ContextBody> }>(
     '/sendcontextmessage',

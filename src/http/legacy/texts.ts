@@ -185,7 +185,7 @@ const en: Texts = {
   rules: (n) => `${n} context rule(s) found.`,
   ruleDeleted: (name) => `Context rule "${name}" deleted.`,
   ruleNameRequired: 'Give the name of the rule in Name.',
-  ruleMessageRequired: 'Give the text of the rule\'s message in Message.',
+  ruleMessageRequired: "Give the text of the rule's message in Message.",
   reportWait: (s) => `Reports can be requested once every 30 seconds. Wait ${s} second(s).`,
   report: (n, total) => `${n} of ${total} record(s) in the period.`,
   dateInvalid: (f, v) => `"${v}" in ${f} is not a valid date. Use YYYY-MM-DD (or DD/MM/YYYY).`,

@@ -12,7 +12,9 @@ const CreateBody = Type.Object(
   {
     PhoneNumber: Phone,
     Prefix: Type.Optional(Type.String({ maxLength: 100, description: 'Text before the code: "{Prefix}: {code}"; without it the code alone is sent' })),
-    ExpireInMinutes: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_EXPIRY_MINUTES, description: `Minutes the code is valid (default ${DEFAULT_EXPIRY_MINUTES}, at most 24 h)` })),
+    ExpireInMinutes: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_EXPIRY_MINUTES, description: `Minutes the code is valid (default ${DEFAULT_EXPIRY_MINUTES}, at most 24 h)` }),
+    ),
     EnforceSecureValidation: Type.Optional(Type.Boolean({ description: 'When true, validation must give the phone number too' })),
     Sender: Type.Optional(Type.String({ maxLength: 100 })),
   },
@@ -41,7 +43,14 @@ export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/tokenmanager',
-    { schema: { ...common, summary: 'Create a verification code and send it by SMS', body: CreateBody, response: { 200: Envelope(Created), ...errorResponses } } },
+    {
+      schema: {
+        ...common,
+        summary: 'Create a verification code and send it by SMS',
+        body: CreateBody,
+        response: { 200: Envelope(Created), ...errorResponses },
+      },
+    },
     async (request, reply) => {
       const phone = parsePhone(request.body.PhoneNumber);
       const { accountId, timezone } = request.principal;
@@ -56,13 +65,23 @@ export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
         sender: textOf(request.body.Sender),
       });
       void reply.header('X-Request-Id', token.requestId);
-      return ok({ RequestUniqueId: token.requestId, PhoneNumber: phone, ExpireDate: formatDate(token.expiresAt, timezone) ?? '' }, ctx.t.tokenSent(phone, minutes));
+      return ok(
+        { RequestUniqueId: token.requestId, PhoneNumber: phone, ExpireDate: formatDate(token.expiresAt, timezone) ?? '' },
+        ctx.t.tokenSent(phone, minutes),
+      );
     },
   );
 
   app.put<{ Body: Static<typeof ValidateBody> }>(
     '/tokenmanager',
-    { schema: { ...common, summary: 'Validate a verification code (single use)', body: ValidateBody, response: { 200: Envelope(Validated), ...errorResponses } } },
+    {
+      schema: {
+        ...common,
+        summary: 'Validate a verification code (single use)',
+        body: ValidateBody,
+        response: { 200: Envelope(Validated), ...errorResponses },
+      },
+    },
     async (request) => {
       const raw = String(request.body.TokenCode).trim();
       if (!raw) throw badRequest((x) => x.tokenCodeMissing);

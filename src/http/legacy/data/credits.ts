@@ -13,7 +13,9 @@ import { DomainError } from '../../../shared/errors.ts';
 export async function findChild(db: Executor, parentId: number, idOrName: string): Promise<{ id: number; balance: number } | null> {
   const clean = idOrName.trim();
   const base = db.selectFrom('accounts').select(['id', 'balance']).where('parent_id', '=', parentId);
-  const row = (/^\d{1,15}$/.test(clean) ? await base.where('id', '=', Number(clean)).executeTakeFirst() : undefined) ?? (await base.where('name', '=', clean).orderBy('id').executeTakeFirst());
+  const row =
+    (/^\d{1,15}$/.test(clean) ? await base.where('id', '=', Number(clean)).executeTakeFirst() : undefined) ??
+    (await base.where('name', '=', clean).orderBy('id').executeTakeFirst());
   return row ? { id: Number(row.id), balance: row.balance } : null;
 }
 
@@ -21,7 +23,10 @@ export type TransferRefusal = 'RESELLER_BALANCE' | 'CHILD_BALANCE';
 
 export class TransferError extends DomainError {
   constructor(readonly refusal: TransferRefusal) {
-    super('INSUFFICIENT_BALANCE', refusal === 'RESELLER_BALANCE' ? 'The reseller lacks the balance for this transfer.' : 'The sub-account lacks the balance to return.');
+    super(
+      'INSUFFICIENT_BALANCE',
+      refusal === 'RESELLER_BALANCE' ? 'The reseller lacks the balance for this transfer.' : 'The sub-account lacks the balance to return.',
+    );
   }
 }
 
@@ -44,7 +49,11 @@ export async function transferCredits(db: Kysely<Database>, resellerId: number, 
       .$if(from === childId, (q) => q.where('parent_id', '=', resellerId))
       .executeTakeFirst();
     if (Number(debited.numUpdatedRows) === 0) throw new TransferError(amount > 0 ? 'RESELLER_BALANCE' : 'CHILD_BALANCE');
-    await tx.updateTable('accounts').set({ balance: sql`balance + ${value}` }).where('id', '=', to).execute();
+    await tx
+      .updateTable('accounts')
+      .set({ balance: sql`balance + ${value}` })
+      .where('id', '=', to)
+      .execute();
     const now = Date.now();
     await tx
       .insertInto('ledger')
@@ -76,7 +85,12 @@ export async function ledgerHistory(db: Executor, accountId: number, q: { from: 
   const total = Number(count?.n ?? 0);
   // Past the last entry: nothing to read (and skip + limit stays below the number of rows).
   if (q.skip >= total) return { total, entries: [] };
-  const all = await base.select(['id', 'amount', 'reason', 'request_id', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(q.skip + q.limit).execute();
+  const all = await base
+    .select(['id', 'amount', 'reason', 'request_id', 'created_at'])
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(q.skip + q.limit)
+    .execute();
   let balance = account.balance - Number(after?.s ?? 0);
   const entries = all.map((e) => {
     const entry = { amount: e.amount, reason: e.reason, requestId: e.request_id, at: e.created_at, balanceAfter: balance };

@@ -23,7 +23,8 @@ export async function findGroup(db: Executor, accountId: number, nameOrId: strin
   if (exact) return { id: Number(exact.id), name: exact.name };
   // Ignoring case in JavaScript: SQLite's lower() only folds ASCII.
   const all = await base.orderBy('id').execute();
-  const row = all.find((g) => g.name.toLowerCase() === clean.toLowerCase()) ?? (/^\d{1,15}$/.test(clean) ? all.find((g) => Number(g.id) === Number(clean)) : undefined);
+  const row =
+    all.find((g) => g.name.toLowerCase() === clean.toLowerCase()) ?? (/^\d{1,15}$/.test(clean) ? all.find((g) => Number(g.id) === Number(clean)) : undefined);
   return row ? { id: Number(row.id), name: row.name } : null;
 }
 
@@ -59,7 +60,13 @@ export async function deleteGroup(db: Executor, accountId: number, groupId: numb
 }
 
 export async function hasContact(db: Executor, accountId: number, groupId: number, phone: string): Promise<boolean> {
-  const row = await db.selectFrom('contacts').select('id').where('account_id', '=', accountId).where('group_id', '=', groupId).where('phone', '=', phone).executeTakeFirst();
+  const row = await db
+    .selectFrom('contacts')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('group_id', '=', groupId)
+    .where('phone', '=', phone)
+    .executeTakeFirst();
   return row !== undefined;
 }
 

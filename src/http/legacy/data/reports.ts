@@ -19,7 +19,11 @@ export interface Page {
 
 /** Every record matching the filters, whatever the page. */
 /** /detailedreporting: one row per message, newest first. `delivered`: true = DELIVERED only, false = every other status. */
-export async function detailedReport(db: Executor, accountId: number, q: Page & { delivered: boolean | null; receiver?: string | undefined; requestId?: string | undefined }) {
+export async function detailedReport(
+  db: Executor,
+  accountId: number,
+  q: Page & { delivered: boolean | null; receiver?: string | undefined; requestId?: string | undefined },
+) {
   const base = db
     .selectFrom('messages as m')
     .where('m.account_id', '=', accountId)
@@ -31,7 +35,21 @@ export async function detailedReport(db: Executor, accountId: number, q: Page & 
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
   const total = await countOf(base);
   const rows = await base
-    .select(['m.id', 'm.request_id', 'm.sender', 'm.receiver', reportedContent('m').as('content'), 'm.status', 'm.status_details', 'm.segments', 'm.cost', 'm.created_at', 'm.schedule_at', 'm.sent_at', 'm.status_at'])
+    .select([
+      'm.id',
+      'm.request_id',
+      'm.sender',
+      'm.receiver',
+      reportedContent('m').as('content'),
+      'm.status',
+      'm.status_details',
+      'm.segments',
+      'm.cost',
+      'm.created_at',
+      'm.schedule_at',
+      'm.sent_at',
+      'm.status_at',
+    ])
     .orderBy('m.created_at', 'desc')
     .orderBy('m.id', 'desc')
     .limit(q.limit)
@@ -52,7 +70,16 @@ export async function replyReport(db: Executor, accountId: number, q: Page & { p
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', q.requestId ?? ''));
   const total = await countOf(base);
   const rows = await base
-    .select(['r.id', 'r.sender as phone', 'r.content', 'r.received_at', 'm.id as message_id', 'm.request_id', reportedContent('m').$castTo<string | null>().as('sent_content'), 'm.sender'])
+    .select([
+      'r.id',
+      'r.sender as phone',
+      'r.content',
+      'r.received_at',
+      'm.id as message_id',
+      'm.request_id',
+      reportedContent('m').$castTo<string | null>().as('sent_content'),
+      'm.sender',
+    ])
     .orderBy('r.received_at', 'desc')
     .orderBy('r.id', 'desc')
     .limit(q.limit)
@@ -81,7 +108,13 @@ export async function consolidatedSlices(db: Executor, accountId: number, from: 
   const slice = sql<number | string>`created_at / ${sql.lit(SLICE_MS)}`;
   const messages = await db
     .selectFrom('messages')
-    .select([slice.as('slice'), 'status', sql<number | string>`count(*)`.as('n'), sql<number | string>`sum(segments)`.as('segments'), sql<number | string>`sum(cost)`.as('cost')])
+    .select([
+      slice.as('slice'),
+      'status',
+      sql<number | string>`count(*)`.as('n'),
+      sql<number | string>`sum(segments)`.as('segments'),
+      sql<number | string>`sum(cost)`.as('cost'),
+    ])
     .where('account_id', '=', accountId)
     .where('created_at', '>=', from)
     .where('created_at', '<=', to)
@@ -97,7 +130,9 @@ export async function consolidatedSlices(db: Executor, accountId: number, from: 
     .groupBy(replySlice)
     .execute();
   return {
-    messages: messages.map((r): SliceCounts => ({ slice: Number(r.slice), status: r.status, messages: Number(r.n), segments: Number(r.segments), cost: Number(r.cost) })),
+    messages: messages.map(
+      (r): SliceCounts => ({ slice: Number(r.slice), status: r.status, messages: Number(r.n), segments: Number(r.segments), cost: Number(r.cost) }),
+    ),
     replies: replies.map((r) => ({ slice: Number(r.slice), replies: Number(r.n) })),
   };
 }
