@@ -13,6 +13,7 @@ import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
 import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
 import { createEvents, type Events } from './events/events.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
+import { contextRulesHook } from './contextrules/hook.ts';
 
 /**
  * The composition root below HTTP: database, use-case machinery, carriers
@@ -141,7 +142,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     events.start();
   }
 
-  return {
+  const core: Core = {
     config,
     log,
     db,
@@ -197,4 +198,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       await db.close();
     },
   };
+  // Automatic answers (context rules) after the events' hook (opt-out first), in every process whatever interfaces it serves.
+  onReply.push(contextRulesHook({ db: db.kysely, accept: (input) => core.accept(input), routes: (accountId) => core.routes.list(accountId), log }));
+  return core;
 }

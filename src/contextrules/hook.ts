@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import type { Core } from '../core.ts';
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
@@ -93,18 +92,17 @@ async function answerRoute(deps: ContextDeps, accountId: number, routeId: number
   return routes.find((r) => Number(r.id) === routeId) ?? routes[0] ?? null;
 }
 
-const installed = new WeakSet<Core>();
-
-/** Adds the context-rule answer to the core's reply hooks, once per core. */
-export function installContextRules(core: Core): void {
-  if (installed.has(core)) return;
-  installed.add(core);
-  const deps: ContextDeps = { db: core.db.kysely, accept: (input) => core.accept(input), routes: (accountId) => core.routes.list(accountId), log: core.log };
-  core.onReply.push(async (reply) => {
+/**
+ * The context-rule answer as a reply hook (the core runs it after every
+ * stored reply, whatever HTTP interfaces the process serves); a failure is
+ * logged, never passed on.
+ */
+export function contextRulesHook(deps: ContextDeps): (reply: StoredReply) => Promise<void> {
+  return async (reply) => {
     try {
       await answerReply(deps, reply);
     } catch (err) {
-      core.log.error({ err, replyId: reply.id }, 'context rule hook failed');
+      deps.log.error({ err, replyId: reply.id }, 'context rule hook failed');
     }
-  });
+  };
 }

@@ -2,7 +2,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { Core } from '../../core.ts';
 import type { Principal } from '../../accounts/api-keys.ts';
 import { DomainError } from '../../shared/errors.ts';
-import { installContextRules } from '../../contextrules/hook.ts';
 import { bindKeys, legacyValidatorCompiler } from './binding.ts';
 import { failure, legacyErrorHandler } from './envelope.ts';
 import { DEFAULT_RATE_LIMIT, KeyRateLimiter, ReportWindow, type Clock, type RateLimit } from './limits.ts';
@@ -49,7 +48,6 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   const t = TEXTS[core.config.LEGACY_LANGUAGE];
   const limiter = new KeyRateLimiter(opts.rateLimit ?? DEFAULT_RATE_LIMIT, clock);
   const ctx: LegacyContext = { core, db: core.db.kysely, t, reports: new ReportWindow(opts.reportWindowMs ?? 30_000, clock) };
-  installContextRules(core);
 
   app.decorateRequest('principal', null as unknown as Principal);
   app.setValidatorCompiler(legacyValidatorCompiler);
