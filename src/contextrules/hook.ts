@@ -3,10 +3,10 @@ import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
 import type { StoredReply } from '../messaging/replies.ts';
-import { chargedSegments } from '../billing/segments.ts';
 import { classify } from './matching.ts';
 import { contextDb, toRule } from './rules.ts';
 import { MAX_DEFAULT_ANSWERS, claimReply, closeConversation, findWaiting, recordAnswer } from './conversations.ts';
+import { acceptInput } from '../messaging/send.ts';
 
 export interface ContextDeps {
   db: Executor;
@@ -69,17 +69,9 @@ export async function answerReply(deps: ContextDeps, reply: StoredReply): Promis
     return;
   }
   try {
-    const result = await deps.accept({
-      accountId,
-      route,
-      source: 'reply',
-      content: answer,
-      tag: null,
-      custom: null,
-      sender: message.sender,
-      scheduleAt: null,
-      items: [{ receiver: reply.sender, content: answer, segments: chargedSegments(answer), tag: null, custom: null, payload: null }],
-    });
+    const result = await deps.accept(
+      acceptInput({ accountId, route, source: 'reply', sender: message.sender, scheduleAt: null, messages: [{ receiver: reply.sender, content: answer }] }),
+    );
     await recordAnswer(deps.db, accountId, conv.id, answer, result.requestId);
   } catch (err) {
     deps.log.warn({ err, accountId, conversation: conv.id }, 'context rule answer not sent');

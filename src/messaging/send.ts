@@ -1,5 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
+import { chargedSegments } from '../billing/segments.ts';
+import type { AcceptInput } from './accept.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AccountRoutes } from '../routing/account-routes.ts';
 import { groupPhones } from '../contacts/groups.ts';
@@ -64,4 +66,53 @@ export async function resolveTargeting(
   if (unique.length === 0) throw validation(['receivers: give at least one receiver or a contact group with contacts']);
   if (unique.length > MAX_RECEIVERS) throw validation([`receivers: at most ${MAX_RECEIVERS} receivers per request (got ${unique.length})`]);
   return { receivers: unique, route, scheduleAt };
+}
+
+/** One message of a send: its receiver and text; its own tag and custom (else the send's); an RCS payload (JSON). */
+export interface Outgoing {
+  receiver: string;
+  content: string;
+  tag?: string | null | undefined;
+  custom?: string | null | undefined;
+  payload?: string | null | undefined;
+}
+
+export interface SendInput {
+  accountId: number;
+  route: RouteRow;
+  source: AcceptInput['source'];
+  /** Epoch ms; null = now. */
+  scheduleAt: number | null;
+  messages: Outgoing[];
+  tag?: string | null | undefined;
+  custom?: string | null | undefined;
+  sender?: string | null | undefined;
+  /** The text the requests report shows; the first message's text when not given. */
+  content?: string | undefined;
+}
+
+/**
+ * The one place a send becomes an accept: each message priced (an SMS by
+ * its segments, 160/153 characters; an RCS message, one with a payload, as
+ * one send), tag and custom inherited from the send.
+ */
+export function acceptInput(send: SendInput): AcceptInput {
+  return {
+    accountId: send.accountId,
+    route: send.route,
+    source: send.source,
+    content: send.content ?? send.messages[0]?.content ?? '',
+    tag: send.tag ?? null,
+    custom: send.custom ?? null,
+    sender: send.sender ?? null,
+    scheduleAt: send.scheduleAt,
+    items: send.messages.map((m) => ({
+      receiver: m.receiver,
+      content: m.content,
+      segments: m.payload ? 1 : chargedSegments(m.content),
+      tag: m.tag ?? send.tag ?? null,
+      custom: m.custom ?? send.custom ?? null,
+      payload: m.payload ?? null,
+    })),
+  };
 }

@@ -1,7 +1,7 @@
 import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AcceptResult } from '../messaging/accept.ts';
-import { resolveTargeting, type ResolvedTargeting, type Targeting } from '../messaging/send.ts';
+import { acceptInput, resolveTargeting, type ResolvedTargeting, type Targeting } from '../messaging/send.ts';
 import { DomainError, validation } from '../shared/errors.ts';
 import type { MediaStore } from './media.ts';
 import { cardProblems, contentOf, toCard, type CardInput, type RcsMedia, type RcsPayload } from './payload.ts';
@@ -43,17 +43,17 @@ export async function sendRcs(core: Core, media: MediaStore, principal: Principa
   const payload = await buildPayload(media, content);
   const text = contentOf(payload);
   const json = JSON.stringify(payload);
-  const result = await core.accept({
-    accountId: principal.accountId,
-    route: target.route,
-    source: 'gateway',
-    content: text,
-    tag: input.tag ?? null,
-    custom: input.custom ?? null,
-    sender: null,
-    scheduleAt: target.scheduleAt,
-    items: target.receivers.map((receiver) => ({ receiver, content: text, segments: 1, tag: input.tag ?? null, custom: input.custom ?? null, payload: json })),
-  });
+  const result = await core.accept(
+    acceptInput({
+      accountId: principal.accountId,
+      route: target.route,
+      source: 'gateway',
+      scheduleAt: target.scheduleAt,
+      tag: input.tag,
+      custom: input.custom,
+      messages: target.receivers.map((receiver) => ({ receiver, content: text, payload: json })),
+    }),
+  );
   return { result, scheduled: target.scheduleAt !== null };
 }
 

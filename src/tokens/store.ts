@@ -3,10 +3,10 @@ import type { Kysely } from 'kysely';
 import type { Database, RouteRow } from '../db/tables.ts';
 import type { Executor } from '../db/executor.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
-import { chargedSegments } from '../billing/segments.ts';
 import { DomainError } from '../shared/errors.ts';
 import { maskCode, MAX_FAILED_ATTEMPTS } from './mask.ts';
 import type { TokenTables } from './tables.ts';
+import { acceptInput } from '../messaging/send.ts';
 
 /** Default expiry and its ceiling. */
 export const DEFAULT_EXPIRY_MINUTES = 10;
@@ -172,18 +172,18 @@ export async function createToken(
   const text = tokenText(input.prefix, code);
   let result: AcceptResult;
   try {
-    result = await deps.accept({
-      accountId,
-      route,
-      source: 'token',
-      // The requests report shows the text; the code goes only to the phone.
-      content: maskCode(text),
-      tag: null,
-      custom: null,
-      sender: input.sender,
-      scheduleAt: null,
-      items: [{ receiver: input.phone, content: text, segments: chargedSegments(text), tag: null, custom: null, payload: null }],
-    });
+    result = await deps.accept(
+      acceptInput({
+        accountId,
+        route,
+        source: 'token',
+        // The requests report shows the text; the code goes only to the phone.
+        content: maskCode(text),
+        sender: input.sender,
+        scheduleAt: null,
+        messages: [{ receiver: input.phone, content: text }],
+      }),
+    );
   } catch (err) {
     await db.deleteFrom('tokens').where('id', '=', id).where('account_id', '=', accountId).execute();
     throw err;

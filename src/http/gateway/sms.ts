@@ -1,15 +1,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
-import { resolveTargeting } from '../../messaging/send.ts';
-import { chargedSegments } from '../../billing/segments.ts';
-import { internationalProblem, normalizeInternational } from '../../shared/phone.ts';
-import { validation } from '../../shared/errors.ts';
+import { sendSms, sendSmsBatch, type SmsDeps } from '../../messaging/sms.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
 import { OptionalNullable, absent } from '../../shared/schema.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
-import { shortenForSend } from '../../shortlinks/shorten.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';
 
 /** Longest SMS text we accept (about 13 concatenated parts). */
@@ -56,7 +52,7 @@ export function acceptedText(r: AcceptResult, scheduled: boolean): string {
 }
 
 export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) {
-  const db = core.db.kysely;
+  const deps: SmsDeps = { db: core.db.kysely, routes: core.routes, accept: (input) => core.accept(input), shortLinkBase: shortLinkBase(core.config) };
 
   app.post<{ Body: Static<typeof SmsSendBody> }>(
     '/messages/sms/send',
@@ -70,33 +66,9 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       },
     },
     async (request, reply) => {
-      const body = absent(request.body);
-      const target = await resolveTargeting(db, core.routes, request.principal, body, 'SMS');
-      const shortened = await shortenForSend(db, request.principal.accountId, shortLinkBase(core.config), body.shortenLinks, [body.message]);
-      const message = shortened.texts[0] ?? body.message;
-      const segments = chargedSegments(message);
-      const result = await core
-        .accept({
-          accountId: request.principal.accountId,
-          route: target.route,
-          source: 'gateway',
-          content: message,
-          tag: body.tag ?? null,
-          custom: body.custom ?? null,
-          sender: null,
-          scheduleAt: target.scheduleAt,
-          items: target.receivers.map((receiver) => ({
-            receiver,
-            content: message,
-            segments,
-            tag: body.tag ?? null,
-            custom: body.custom ?? null,
-            payload: null,
-          })),
-        })
-        .catch(shortened.discard);
+      const { result, scheduled } = await sendSms(deps, request.principal, absent(request.body));
       void reply.header('X-Request-Id', result.requestId);
-      return ok(null, acceptedText(result, target.scheduleAt !== null));
+      return ok(null, acceptedText(result, scheduled));
     },
   );
 
@@ -113,57 +85,9 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
       },
     },
     async (request, reply) => {
-      const body = absent(request.body);
-      const problems: string[] = [];
-      const items = new Map<string, { receiver: string; content: string; segments: number; tag: string | null; custom: string | null; payload: null }>();
-      body.messages.forEach((m, i) => {
-        const receiver = normalizeInternational(m.receiver);
-        if (!receiver) problems.push(`messages[${i}].receiver: ${internationalProblem(m.receiver)}`);
-        else if (!items.has(receiver)) {
-          items.set(receiver, {
-            receiver,
-            content: m.message,
-            segments: chargedSegments(m.message),
-            tag: m.tag ?? body.tag ?? null,
-            custom: m.custom ?? body.custom ?? null,
-            payload: null,
-          });
-        }
-      });
-      if (problems.length) throw validation(problems);
-      const target = await resolveTargeting(
-        db,
-        core.routes,
-        request.principal,
-        { route: body.route, scheduleDate: body.scheduleDate, receivers: [...items.keys()] },
-        'SMS',
-      );
-      const shortened = await shortenForSend(
-        db,
-        request.principal.accountId,
-        shortLinkBase(core.config),
-        body.shortenLinks,
-        [...items.values()].map((item) => item.content),
-      );
-      const finalItems = [...items.values()].map((item, i) => {
-        const content = shortened.texts[i] ?? item.content;
-        return { ...item, content, segments: chargedSegments(content) };
-      });
-      const result = await core
-        .accept({
-          accountId: request.principal.accountId,
-          route: target.route,
-          source: 'gateway',
-          content: finalItems[0]?.content ?? body.messages[0]?.message ?? '',
-          tag: body.tag ?? null,
-          custom: body.custom ?? null,
-          sender: null,
-          scheduleAt: target.scheduleAt,
-          items: finalItems,
-        })
-        .catch(shortened.discard);
+      const { result, scheduled } = await sendSmsBatch(deps, request.principal, absent(request.body));
       void reply.header('X-Request-Id', result.requestId);
-      return ok({ requestId: result.requestId, credits: result.credits }, acceptedText(result, target.scheduleAt !== null));
+      return ok({ requestId: result.requestId, credits: result.credits }, acceptedText(result, scheduled));
     },
   );
 }

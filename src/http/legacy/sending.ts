@@ -4,12 +4,12 @@ import type { RouteRow } from '../../db/tables.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import type { AccountRoutes } from '../../routing/account-routes.ts';
 import { getBalance } from '../../billing/ledger.ts';
-import { chargedSegments } from '../../billing/segments.ts';
 import { DomainError } from '../../shared/errors.ts';
 import { badRequest } from './envelope.ts';
 import { formatDate } from './dates.ts';
 import type { LegacyContext } from './context.ts';
 import type { Texts } from './texts.ts';
+import { acceptInput } from '../../messaging/send.ts';
 
 /** Legacy sends name no route: the account's first SMS route carries them (read through the routes cache, like gateway sends). */
 export async function legacyRoute(routes: AccountRoutes, accountId: number): Promise<RouteRow> {
@@ -44,18 +44,16 @@ export interface LegacySend {
 export async function sendLegacy(ctx: LegacyContext, principal: Principal, send: LegacySend, route?: RouteRow): Promise<AcceptResult> {
   const chosen = route ?? (await legacyRoute(ctx.core.routes, principal.accountId));
   await requireOneCredit(ctx.db, principal.accountId, chosen);
-  const segments = chargedSegments(send.content);
-  return ctx.core.accept({
-    accountId: principal.accountId,
-    route: chosen,
-    source: 'legacy',
-    content: send.content,
-    tag: null,
-    custom: null,
-    sender: send.sender,
-    scheduleAt: send.scheduleAt,
-    items: send.receivers.map((receiver) => ({ receiver, content: send.content, segments, tag: null, custom: null, payload: null })),
-  });
+  return ctx.core.accept(
+    acceptInput({
+      accountId: principal.accountId,
+      route: chosen,
+      source: 'legacy',
+      sender: send.sender,
+      scheduleAt: send.scheduleAt,
+      messages: send.receivers.map((receiver) => ({ receiver, content: send.content })),
+    }),
+  );
 }
 
 /** The Message of a send: how many will receive it, what it cost, blocked numbers skipped. */
