@@ -18,6 +18,11 @@ export async function addLedgerEntry(db: Executor, accountId: number, amount: nu
   return row.balance;
 }
 
+/** Gives back what messages cost (a carrier's rejection, a cancel), as a ledger entry; nothing when they cost nothing. */
+export async function refund(db: Executor, accountId: number, amount: number, requestId: string, reason: string): Promise<void> {
+  if (amount > 0) await addLedgerEntry(db, accountId, amount, reason, requestId);
+}
+
 export async function getBalance(db: Executor, accountId: number): Promise<number> {
   const row = await db.selectFrom('accounts').select('balance').where('id', '=', accountId).executeTakeFirstOrThrow();
   return row.balance;

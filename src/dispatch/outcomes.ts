@@ -1,4 +1,4 @@
-import { sql, type Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Database, MessageStatus } from '../db/tables.ts';
 import type { Receipt, ReceiptStatus, SubmitResult } from '../carriers/carrier.ts';
 import { fallBackToSms } from '../rcs/fallback.ts';
@@ -6,6 +6,7 @@ import type { Dialect } from '../db/database.ts';
 import { param, rowsText, runRaw } from '../db/bulk.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { defineJob } from '../db/jobs.ts';
+import { refund } from '../billing/ledger.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
@@ -192,16 +193,6 @@ async function writeRefused(tx: Transaction<Database>, { messageId, result, atte
   if (!row) return;
   await logStatuses(tx, [{ account_id: row.account_id, message_id: messageId, status: 'FAILED', details: result.error, at: now }]);
   await refund(tx, row.account_id, row.cost, row.request_id, 'refund: rejected by carrier');
-}
-
-export async function refund(tx: Transaction<Database>, accountId: number, amount: number, requestId: string, reason: string) {
-  if (amount <= 0) return;
-  await tx
-    .updateTable('accounts')
-    .set({ balance: sql`balance + ${amount}` })
-    .where('id', '=', accountId)
-    .execute();
-  await tx.insertInto('ledger').values({ account_id: accountId, amount, reason, request_id: requestId, created_at: Date.now() }).execute();
 }
 
 /** Receipts of one connector: matched to their messages by carrier id; the others wait for their submit answer. */

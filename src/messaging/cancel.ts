@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { DomainError, notFound } from '../shared/errors.ts';
-import { refund } from '../dispatch/outcomes.ts';
+import { refund } from '../billing/ledger.ts';
 import { maskedContent } from '../tokens/mask.ts';
 
 /**
