@@ -11,6 +11,7 @@ import { DomainError, notFound, validation } from '../shared/errors.ts';
 import { hashPassword } from './password.ts';
 import { checkChildUser, emailKey, type ChildUserInput, type NewChildUser } from './validate.ts';
 import type { ChildUserRow, ChildUserTables } from './tables.ts';
+import { transferCredits, TransferError } from '../billing/transfer.ts';
 
 /** Spec 2.10 PublicChildUser. */
 export interface PublicChildUser {
@@ -188,18 +189,13 @@ export interface CreditMove {
  */
 export async function moveChildCredits(db: Kysely<Database>, dialect: Dialect, resellerId: number, childId: number, amount: number): Promise<CreditMove> {
   if (amount === 0) throw validation(['amount: must not be zero']);
-  return db.transaction().execute(async (tx) => {
-    await getChildUser(tx, resellerId, childId);
-    const balances = await lockBalances(tx, dialect, [resellerId, childId]);
-    const [from, to] = amount > 0 ? [resellerId, childId] : [childId, resellerId];
-    const moved = Math.abs(amount);
-    const available = balances.get(from) ?? 0;
-    if (available < moved) throw insufficient('amount', from === resellerId ? 'the reseller' : 'the child user', available, moved);
-    const fromReason = amount > 0 ? `credits to child user ${childId}` : `credits returned to reseller ${resellerId}`;
-    const toReason = amount > 0 ? `credits from reseller ${resellerId}` : `credits returned by child user ${childId}`;
-    const fromBalance = await addLedgerEntry(tx, from, -moved, fromReason, null);
-    const toBalance = await addLedgerEntry(tx, to, moved, toReason, null);
-    const [child, reseller] = amount > 0 ? [toBalance, fromBalance] : [fromBalance, toBalance];
-    return { childUserId: childId, amount: fromMicros(amount), balance: fromMicros(child), resellerBalance: fromMicros(reseller) };
-  });
+  await getChildUser(db, resellerId, childId);
+  try {
+    const after = await transferCredits(db, dialect, resellerId, childId, amount);
+    return { childUserId: childId, amount: fromMicros(amount), balance: fromMicros(after.child), resellerBalance: fromMicros(after.reseller) };
+  } catch (err) {
+    if (err instanceof TransferError)
+      throw insufficient('amount', err.shortfall === 'RESELLER_BALANCE' ? 'the reseller' : 'the child user', err.available, err.needed);
+    throw err;
+  }
 }

@@ -6,7 +6,8 @@ import { fromMicros, toMicros } from '../../billing/money.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
 import { AuthKeyHeader, DateRange, IdParams, Nullable, idFrom, security, tags } from './schemas.ts';
 import { formatDate, reportRange } from './dates.ts';
-import { findChild, ledgerHistory, transferCredits, TransferError } from './data/credits.ts';
+import { findChild, ledgerHistory } from './data/credits.ts';
+import { transferCredits, TransferError } from '../../billing/transfer.ts';
 import type { LegacyContext } from './context.ts';
 
 const Amount = Type.Union([Type.String({ maxLength: 30 }), Type.Number()], {
@@ -60,11 +61,11 @@ export async function creditRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const child = await findChild(ctx.db, request.principal.accountId, id);
     if (!child) throw new LegacyProblem('NOT_FOUND', (x) => x.subaccountNotFound(id));
     try {
-      const after = await transferCredits(ctx.db, request.principal.accountId, child.id, amount);
+      const after = await transferCredits(ctx.db, ctx.core.db.dialect, request.principal.accountId, child.id, amount);
       const shown = fromMicros(Math.abs(amount));
-      return ok(fromMicros(after), amount > 0 ? ctx.t.transferred(shown, child.id) : ctx.t.transferredBack(shown, child.id));
+      return ok(fromMicros(after.child), amount > 0 ? ctx.t.transferred(shown, child.id) : ctx.t.transferredBack(shown, child.id));
     } catch (err) {
-      if (err instanceof TransferError) throw badRequest((x) => (err.refusal === 'RESELLER_BALANCE' ? x.resellerInsufficient : x.subaccountInsufficient));
+      if (err instanceof TransferError) throw badRequest((x) => (err.shortfall === 'RESELLER_BALANCE' ? x.resellerInsufficient : x.subaccountInsufficient));
       throw err;
     }
   };

@@ -1,12 +1,10 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../../db/tables.ts';
+import { sql } from 'kysely';
 import type { Executor } from '../../../db/executor.ts';
-import { DomainError } from '../../../shared/errors.ts';
 
 /**
  * Balance queries of the legacy /credits and /balancehistory that
- * src/billing and src/accounts do not have yet: sub-accounts of a reseller,
- * credit transfers between them, and the ledger with running balances.
+ * src/billing and src/accounts do not have yet: sub-accounts of a reseller
+ * and the ledger with running balances (transfers: src/billing/transfer.ts).
  */
 
 /** A sub-account (accounts.parent_id) of the account, by id or by exact name. */
@@ -17,54 +15,6 @@ export async function findChild(db: Executor, parentId: number, idOrName: string
     (/^\d{1,15}$/.test(clean) ? await base.where('id', '=', Number(clean)).executeTakeFirst() : undefined) ??
     (await base.where('name', '=', clean).orderBy('id').executeTakeFirst());
   return row ? { id: Number(row.id), balance: row.balance } : null;
-}
-
-export type TransferRefusal = 'RESELLER_BALANCE' | 'CHILD_BALANCE';
-
-export class TransferError extends DomainError {
-  constructor(readonly refusal: TransferRefusal) {
-    super(
-      'INSUFFICIENT_BALANCE',
-      refusal === 'RESELLER_BALANCE' ? 'The reseller lacks the balance for this transfer.' : 'The sub-account lacks the balance to return.',
-    );
-  }
-}
-
-/**
- * Moves `amount` micro-units from the reseller to its sub-account (negative:
- * back to the reseller) in one transaction, with a ledger entry on each
- * side. The debit is conditional on the balance, so two transfers at once
- * cannot overdraw. Returns the sub-account's new balance.
- */
-export async function transferCredits(db: Kysely<Database>, resellerId: number, childId: number, amount: number): Promise<number> {
-  return db.transaction().execute(async (tx) => {
-    const from = amount > 0 ? resellerId : childId;
-    const to = amount > 0 ? childId : resellerId;
-    const value = Math.abs(amount);
-    const debited = await tx
-      .updateTable('accounts')
-      .set({ balance: sql`balance - ${value}` })
-      .where('id', '=', from)
-      .where('balance', '>=', value)
-      .$if(from === childId, (q) => q.where('parent_id', '=', resellerId))
-      .executeTakeFirst();
-    if (Number(debited.numUpdatedRows) === 0) throw new TransferError(amount > 0 ? 'RESELLER_BALANCE' : 'CHILD_BALANCE');
-    await tx
-      .updateTable('accounts')
-      .set({ balance: sql`balance + ${value}` })
-      .where('id', '=', to)
-      .execute();
-    const now = Date.now();
-    await tx
-      .insertInto('ledger')
-      .values([
-        { account_id: from, amount: -value, reason: `transfer to account ${to}`, request_id: null, created_at: now },
-        { account_id: to, amount: value, reason: `transfer from account ${from}`, request_id: null, created_at: now },
-      ])
-      .execute();
-    const child = await tx.selectFrom('accounts').select('balance').where('id', '=', childId).executeTakeFirstOrThrow();
-    return child.balance;
-  });
 }
 
 /**
