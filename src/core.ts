@@ -6,7 +6,7 @@ import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
 import { acceptJob, type AcceptInput, type AcceptItem, type AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
-import { outcomesJob, packOutcomes, type Outcome } from './dispatch/outcomes.ts';
+import { outcomesJob, packOutcomes, type Outcome } from './messaging/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
@@ -14,6 +14,7 @@ import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
 import { createEvents, type Events } from './events/events.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { contextRulesHook } from './contextrules/hook.ts';
+import { unfinishedCarrierIds } from './messaging/outbox.ts';
 
 /**
  * The composition root below HTTP: database, use-case machinery, carriers
@@ -123,16 +124,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
         for (const hook of onReply) await hook(reply);
       })().catch((err: unknown) => log.error({ err, connector }, 'a reply hook failed'));
     },
-    unfinished: async () =>
-      (
-        await db.kysely
-          .selectFrom('carrier_ids')
-          .innerJoin('messages', 'messages.id', 'carrier_ids.message_id')
-          .select('carrier_ids.carrier_id')
-          .where('carrier_ids.connector', '=', connector)
-          .where('messages.status', '=', 'SENT')
-          .execute()
-      ).map((r) => r.carrier_id),
+    unfinished: () => unfinishedCarrierIds(db.kysely, connector),
   });
 
   const dispatch = options.dispatch ?? true;

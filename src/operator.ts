@@ -6,10 +6,10 @@ import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
 import { addContacts, createContactGroup, ensureContactGroup } from './contacts/groups.ts';
 import { validation } from './shared/errors.ts';
-import { sql } from 'kysely';
 import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
 import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';
+import { waitingMessages } from './messaging/outbox.ts';
 
 const money = (field: string, value: number | string): number => {
   const micros = toMicros(value);
@@ -103,14 +103,8 @@ export function operator(core: Core) {
      * for it in the outbox (of every gateway process sharing the database).
      */
     async carriers() {
-      const rows = await db
-        .selectFrom('messages')
-        .select(['connector', 'status', (eb) => eb.fn.countAll<number>().as('n')])
-        // Literal, so that the partial index of unfinished messages (migration 005) serves the count.
-        .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-        .groupBy(['connector', 'status'])
-        .execute();
-      const waiting = (connector: string, status: MessageStatus) => Number(rows.find((r) => r.connector === connector && r.status === status)?.n ?? 0);
+      const rows = await waitingMessages(db);
+      const waiting = (connector: string, status: MessageStatus) => rows.find((r) => r.connector === connector && r.status === status)?.n ?? 0;
       return [...core.carriers.values()].map((c) => ({
         name: c.name,
         channels: [...c.channels],

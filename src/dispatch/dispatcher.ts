@@ -5,7 +5,7 @@ import { before, claimJob, renewJob, type Claimed, type ClaimRequest, type Posit
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
-import type { Outcome } from './outcomes.ts';
+import type { Outcome } from '../messaging/outcomes.ts';
 import { Waker } from '../shared/waker.ts';
 import { storageFault } from '../db/faults.ts';
 import { Registry } from './registry.ts';

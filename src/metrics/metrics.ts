@@ -5,7 +5,7 @@ import type { Carrier, ReceiptStatus } from '../carriers/carrier.ts';
 import type { SubmitOutcome } from '../dispatch/dispatcher.ts';
 import { Children } from './children.ts';
 import { processMetrics } from './process.ts';
-import { WAITING, waitingMessages } from './outbox.ts';
+import { WAITING, waitingMessages } from '../messaging/outbox.ts';
 
 /** A scrape does not wait longer than this for the outbox count; past it the gauge is left out of that scrape. */
 const OUTBOX_TIMEOUT_MS = 5_000;

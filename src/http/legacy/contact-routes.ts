@@ -8,7 +8,7 @@ import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, Phone, idFrom, securi
 import { parsePhone } from './phones.ts';
 import { formatDate } from './dates.ts';
 import { textOf } from './sending.ts';
-import { deleteGroup, findGroup, hasContact, listGroups, removeContact, type LegacyGroup } from './data/groups.ts';
+import { deleteGroup, findGroup, hasContact, listGroups, removeContact, type LegacyGroup } from '../../contacts/legacy-groups.ts';
 import type { LegacyContext } from './context.ts';
 
 const GroupBody = Type.Object(

@@ -6,7 +6,7 @@ import { fromMicros, toMicros } from '../../billing/money.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
 import { AuthKeyHeader, DateRange, IdParams, Nullable, idFrom, security, tags } from './schemas.ts';
 import { formatDate, reportRange } from './dates.ts';
-import { findChild, ledgerHistory } from './data/credits.ts';
+import { findChild, ledgerHistory } from '../../billing/history.ts';
 import { transferCredits, TransferError } from '../../billing/transfer.ts';
 import type { LegacyContext } from './context.ts';
 

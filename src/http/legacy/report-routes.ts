@@ -8,7 +8,7 @@ import { Envelope, FailureEnvelope, badRequest, errorResponses, failure, ok } fr
 import { AuthKeyHeader, DateRange, Nullable, security, tags } from './schemas.ts';
 import { formatDate, reportRange } from './dates.ts';
 import { parsePhone } from './phones.ts';
-import { SLICE_MS, consolidatedSlices, detailedReport, replyReport } from './data/reports.ts';
+import { SLICE_MS, consolidatedSlices, detailedReport, replyReport } from '../../messaging/legacy-reports.ts';
 import type { LegacyContext } from './context.ts';
 
 const S = Nullable(Type.String());

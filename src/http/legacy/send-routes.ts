@@ -11,7 +11,7 @@ import { AuthKeyHeader, Name, Receivers, ScheduleDate, Sender, Text, security, t
 import { parseReceivers } from './phones.ts';
 import { scheduleAt as parseSchedule } from './dates.ts';
 import { legacyRoute, sendLegacy, sentText, textOf } from './sending.ts';
-import { findGroup, touchGroup } from './data/groups.ts';
+import { findGroup, touchGroup } from '../../contacts/legacy-groups.ts';
 import type { LegacyContext } from './context.ts';
 
 const sendFields = { Sender: Type.Optional(Sender), Receivers, Content: Text('Message text') };

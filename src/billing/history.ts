@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../../db/executor.ts';
+import type { Executor } from '../db/executor.ts';
 
 /**
  * Balance queries of the legacy /credits and /balancehistory that

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../../db/executor.ts';
-import type { MessageStatus } from '../../../db/tables.ts';
-import { countOf } from '../../../messaging/reports.ts';
-import { reportedContent } from '../../../tokens/mask.ts';
+import type { Executor } from '../db/executor.ts';
+import type { MessageStatus } from '../db/tables.ts';
+import { countOf } from './reports.ts';
+import { reportedContent } from '../tokens/mask.ts';
 
 /**
  * Read models of the legacy reports. They read the same tables as the

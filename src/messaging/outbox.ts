@@ -21,3 +21,15 @@ export async function waitingMessages(db: Kysely<Database>): Promise<{ connector
     .execute();
   return rows.map((r) => ({ connector: r.connector, status: r.status, n: Number(r.n) }));
 }
+
+/** Carrier ids of a connection's messages it accepted and has not reported final yet (a carrier asks after a restart). */
+export async function unfinishedCarrierIds(db: Kysely<Database>, connector: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('carrier_ids')
+    .innerJoin('messages', 'messages.id', 'carrier_ids.message_id')
+    .select('carrier_ids.carrier_id')
+    .where('carrier_ids.connector', '=', connector)
+    .where('messages.status', '=', 'SENT')
+    .execute();
+  return rows.map((r) => r.carrier_id);
+}
