@@ -2,24 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
-import { DomainError, type ErrorCode } from '../../shared/errors.ts';
+import { DomainError } from '../../shared/errors.ts';
 import { describeValidation, ERROR_TEXT } from '../validation.ts';
-import { clientErrorText } from '../gateway/envelope.ts';
+import { clientErrorText, STATUS } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
-
-const ADMIN_STATUS: Record<ErrorCode, number> = {
-  VALIDATION: 400,
-  INSUFFICIENT_BALANCE: 400,
-  NOT_CANCELLABLE: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  PAYLOAD_TOO_LARGE: 413,
-  RATE_LIMITED: 429,
-  UNAVAILABLE: 503,
-};
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
 // Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
@@ -77,7 +64,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   const expected = Buffer.from(opts.adminToken);
 
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
-    if (error instanceof DomainError) return reply.status(ADMIN_STATUS[error.code]).send({ error: error.details.join('; ') });
+    if (error instanceof DomainError) return reply.status(STATUS[error.code]).send({ error: error.details.join('; ') });
     const fe = error as FastifyError;
     if (fe.validation)
       return reply

@@ -26,7 +26,8 @@ export const ok = <T>(object: T, message: string | null = null, totalRecords = 0
 
 export const failure = (message: string, errors: string[]) => ({ hasError: true, message, totalRecords: 0, errors, object: null });
 
-const STATUS: Record<ErrorCode, number> = {
+/** HTTP status of each domain error on the Gateway interface and the operator API (the legacy interface has its own). */
+export const STATUS: Record<ErrorCode, number> = {
   VALIDATION: 400,
   INSUFFICIENT_BALANCE: 400,
   NOT_CANCELLABLE: 400,
