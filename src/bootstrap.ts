@@ -6,7 +6,7 @@ import { operator } from './operator.ts';
 
 /**
  * The operator token: GATEWAY_ADMIN_TOKEN, else one generated on first start
- * and kept in the data directory (DECISIONS.md).
+ * and kept in the data directory (docs/decisions.md).
  */
 export function adminToken(core: Core): { token: string; generated: boolean } {
   if (core.config.GATEWAY_ADMIN_TOKEN) return { token: core.config.GATEWAY_ADMIN_TOKEN, generated: false };

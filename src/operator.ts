@@ -27,7 +27,7 @@ function checkTimezone(tz: string): string {
 }
 
 /**
- * What the operator of the gateway can do (DECISIONS.md "Operator API"):
+ * What the operator of the gateway can do (docs/decisions.md, "Keys and accounts"):
  * the admin HTTP API and the CLI are two edges over these use cases.
  */
 export function operator(core: Core) {

@@ -3,7 +3,7 @@ import type { Executor } from '../db/executor.ts';
 /**
  * The account's blocklist: numbers it must never message. Accept drops
  * them from every send, on both interfaces, as BLOCKED and not charged
- * (DECISIONS.md "Messages, states, charging"). Phones are stored in the
+ * (docs/decisions.md). Phones are stored in the
  * international form the messages use (55 + area code + number); callers
  * normalise them first.
  */

@@ -4,7 +4,7 @@ import { checkedUrl, publicDelivery, type UrlCheck } from './webhooks.ts';
 import { eventsDb } from './tables.ts';
 
 /**
- * Legacy v2 callbacks (DECISIONS.md "Events"): the URLs the legacy panel
+ * Legacy v2 callbacks (docs/webhooks.md): the URLs the legacy panel
  * let a customer set, one for replies and one for status changes. The
  * operator sets them per account; they are delivered by the same outbox
  * and retry schedule as webhooks, in the legacy payload shape, unsigned.

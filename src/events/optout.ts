@@ -5,7 +5,7 @@ import { validation } from '../shared/errors.ts';
 import { eventsDb } from './tables.ts';
 
 /**
- * Opt-out (DECISIONS.md: BLOCKED covers "on the account's blocklist or opted
+ * Opt-out (BLOCKED covers "on the account's blocklist or opted
  * out"): a reply that is nothing but an opt-out keyword puts its sender on
  * the blocklist of the account it answered, so later sends to that number
  * are BLOCKED and not charged. Keywords are per account; Brazilian

@@ -4,7 +4,7 @@ import type { Topic } from './tables.ts';
 /**
  * What is posted for each event. Webhooks get the Standard Webhooks shape
  * `{type, timestamp, data}`; legacy callbacks get the Legacy v2 panel shapes
- * of DECISIONS.md "Events". docs/webhooks.md shows examples of each.
+ * of docs/webhooks.md. docs/webhooks.md shows examples of each.
  */
 
 /** A status change (one status_log row) with the message it belongs to. */
@@ -80,7 +80,7 @@ function envelope(type: Topic, at: number, data: Record<string, unknown>): strin
   return JSON.stringify({ type, timestamp: iso(at), data });
 }
 
-/** Legacy status callback; `StatusDate` in UTC (DECISIONS.md). */
+/** Legacy status callback; `StatusDate` in UTC (docs/decisions.md). */
 export function legacyStatusBody(e: StatusEvent): string {
   return JSON.stringify({
     Sender: e.sender,

@@ -6,7 +6,7 @@ import { newSecret } from './signing.ts';
 import { TOPICS, eventsDb, type DeliveryRow, type Topic, type WebhookRow } from './tables.ts';
 
 /**
- * Webhooks of the gateway interface (spec 6, DECISIONS.md "Events"): an
+ * Webhooks of the gateway interface (docs/webhooks.md): an
  * account registers URLs for the topics it wants; every event of those
  * topics is delivered to each, signed with the webhook's secret.
  */

@@ -2,7 +2,7 @@
 export const MAX_URL_LENGTH = 2048;
 
 /**
- * Checks a short link destination (DECISIONS.md: only http(s)). A real URL
+ * Checks a short link destination (only http(s)). A real URL
  * with a host, without spaces or control characters (it goes into a
  * Location header), without user:password@ (a deception in links sent to
  * strangers), and not itself a short link of this gateway (no chains or

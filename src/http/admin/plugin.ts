@@ -55,7 +55,7 @@ const InboundBody = Type.Object(
 );
 
 /**
- * The operator API (DECISIONS.md): Bearer token, plain JSON answers, errors
+ * The operator API (docs/decisions.md): Bearer token, plain JSON answers, errors
  * as `{ error }`. A thin edge over the same operator use cases as the CLI.
  */
 export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: string }) {

@@ -117,7 +117,7 @@ export async function reportRoutes(app: FastifyInstance, { core }: { core: Core 
     },
   );
 
-  // Spec paths start with /api; the published integrations call them without it (DECISIONS.md).
+  // Spec paths start with /api; the published integrations call them without it (docs/decisions.md).
   for (const prefix of ['/api', '']) {
     app.get<{ Querystring: Static<typeof RequestsQuery> }>(
       `${prefix}/reports/messages/requests`,

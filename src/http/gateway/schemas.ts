@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ERROR_TEXT } from '../validation.ts';
 import { OptionalNullable } from '../../shared/schema.ts';
 
-/** Integers or digit strings (DECISIONS.md: real clients send both). */
+/** Integers or digit strings (real clients send both). */
 export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\+?\\d{8,15}$' })], {
   [ERROR_TEXT]: 'must be a phone number in international form, as an integer or a digit string (e.g. 5511999998888)',
   description: 'Phone number in international form: country code 55 + area code + number, no separators.',

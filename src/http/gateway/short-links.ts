@@ -130,7 +130,7 @@ const NOT_FOUND_PAGE = `<!doctype html>
 `;
 
 /**
- * The public redirect `GET /s/{code}` (DECISIONS.md "Short link access"):
+ * The public redirect `GET /s/{code}` (docs/child-users-and-short-links.md):
  * no API key. 302 to the destination, counting the access as human or bot
  * by the User-Agent (isbot; no User-Agent counts as a bot). HEAD answers
  * the same without counting (link checkers and previews). Unknown or

@@ -7,7 +7,7 @@ import { ApiKeyHeader, Nullable } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 
-/** Webhooks (spec 6; DECISIONS.md "Events"; docs/webhooks.md). */
+/** Webhooks (docs/webhooks.md). */
 
 const Topic = Type.Union(
   TOPICS.map((t) => Type.Literal(t)),

@@ -2,7 +2,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { ajvPair, boundedValidator } from '../validation.ts';
 
 /**
- * Case-insensitive binding (DECISIONS.md "Compatibility first"): official
+ * Case-insensitive binding (docs/legacy.md): official
  * client libraries send `Content`, others `content`; some send
  * `request_unique_id`. Keys are compared without case, `_`, `-` or spaces
  * and renamed to the schema's spelling before validation, so handlers and

@@ -7,7 +7,7 @@ export const MAX_LEGACY_RECEIVERS = 100;
 /**
  * `Receivers`: comma-separated (a list is accepted too), each area code +
  * number; spaces, a leading +, a leading 55 and brackets are tolerated
- * (DECISIONS.md). Any invalid number refuses the whole request, naming it.
+ * (docs/decisions.md). Any invalid number refuses the whole request, naming it.
  */
 export function parseReceivers(value: string | (string | number)[] | undefined): string[] {
   const parts = (Array.isArray(value) ? value.map(String) : [value ?? ''])
