@@ -28,7 +28,7 @@ export interface ClaimRequest {
   now: number;
   owner: string;
   leaseMs: number;
-  /** Messages the dispatcher still holds past their lease (see Dispatcher.held): due again, but not to be claimed. */
+  /** Messages the dispatcher still holds past their lease (see InFlight in in-flight.ts): due again, but not to be claimed. */
   held: string[];
   /** Per receiver, its earliest message handed back and not written yet. */
   handedBack: [string, Position][];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
-import { before, claimJob, renewJob, type Claimed, type ClaimRequest, type Position } from './claim.ts';
+import { before, claimJob, renewJob, type Claimed, type ClaimRequest } from './claim.ts';
 import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
@@ -9,6 +9,7 @@ import type { Outcome } from '../messaging/outcomes.ts';
 import { Waker } from '../shared/waker.ts';
 import { storageFault } from '../db/faults.ts';
 import { Registry } from './registry.ts';
+import { InFlight } from './in-flight.ts';
 
 /** Longest wait between two tries to write a carrier's answer the database refused. */
 const RECORD_RETRY_MAX_MS = 2000;
@@ -56,23 +57,8 @@ export class Dispatcher {
   private inflight = new Set<Promise<void>>();
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
-  /** Per connector: carrier answers handed to the outcome writer and not written yet. */
-  private unwritten = new Map<string, number>();
-  /** Per connector: room promised to accepts being written (see reserve). */
-  private reserved = new Map<string, number>();
-  /**
-   * Messages this dispatcher claimed whose outcome is not written yet, with
-   * the end of their lease: never claimed again meanwhile, even past it.
-   */
-  private held = new Map<string, Held>();
-  /**
-   * Messages the carrier handed back for a retry. Their QUEUED row (due
-   * later) holds back their receivers' later messages in the claim, but only
-   * once written, and a claim may read the database just before. So they
-   * hold them back from here too: in claims until written, and in the check
-   * after a claim until the next claim starts, which then sees the row.
-   */
-  private handedBack = new Map<string, HandedBack>();
+  /** Held, handed back, reserved and unwritten messages, per connector (see InFlight). */
+  private readonly inFlight = new InFlight();
   private readonly registry: Registry;
   /** Other dispatchers on the database, not known to be gone: while there are, nothing is handed off at accept (see reserve). */
   private others = 0;
@@ -145,18 +131,14 @@ export class Dispatcher {
    */
   private async renew(): Promise<void> {
     const now = Date.now();
-    const ids: string[] = [];
-    for (const [id, h] of this.held) if (h.until - now < this.options.leaseMs / 2) ids.push(id);
+    const ids = this.inFlight.endingBefore(now + this.options.leaseMs / 2);
     if (ids.length === 0 || this.renewing) return;
     this.renewing = true;
     try {
       const until = now + this.options.leaseMs;
       const [renewed] = await this.db.run(renewJob, [{ owner: this.owner, ids, until }]);
       if (renewed instanceof Error) throw renewed;
-      for (const id of ids) {
-        const h = this.held.get(id);
-        if (h) h.until = until;
-      }
+      this.inFlight.extend(ids, until);
     } catch (err) {
       this.log.warn({ err, messages: ids.length }, 'could not renew leases; retrying');
     } finally {
@@ -211,19 +193,14 @@ export class Dispatcher {
     if (!this.running || this.others > 0 || !carrier || !carrier.ready() || wanted <= 0) return null;
     const count = Math.min(wanted, this.room(carrier));
     if (count <= 0) return null;
-    this.reserved.set(connector, (this.reserved.get(connector) ?? 0) + count);
+    this.inFlight.reserve(connector, count);
     // Receivers with a message handed back for a retry, or held past its lease (due again in the outbox, where a claim would wait for it too).
-    const now = Date.now();
-    const holdBack = new Set(this.firstHandedBack(connector).keys());
-    for (const h of this.held.values()) if (h.connector === connector && h.until <= now) holdBack.add(h.receiver);
-    return { owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: [...holdBack] };
+    return { owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
   }
 
   /** Gives back the room of a reservation (all of it, or what the accept did not use). */
   release(connector: string, count: number): void {
-    const left = (this.reserved.get(connector) ?? 0) - count;
-    if (left > 0) this.reserved.set(connector, left);
-    else this.reserved.delete(connector);
+    this.inFlight.unreserve(connector, count);
   }
 
   /**
@@ -237,21 +214,21 @@ export class Dispatcher {
     const carrier = this.carriers.get(connector);
     if (!carrier || !this.running || rows.length === 0) return;
     // The lease the accept wrote: from its time (the messages' schedule_at), never later, or a claim could take them while held.
-    for (const r of rows) this.held.set(r.id, { until: r.schedule_at + this.options.leaseMs, connector, receiver: r.receiver });
+    this.inFlight.hold(connector, rows, (r) => r.schedule_at + this.options.leaseMs);
     this.send(carrier, rows);
   }
 
   /** Room for more messages: the carrier's, less answers not written yet and reservations. */
   private room(carrier: Carrier): number {
-    const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - (this.unwritten.get(carrier.name) ?? 0);
-    return Math.min(carrier.capacity(), this.options.batch, writable) - (this.reserved.get(carrier.name) ?? 0);
+    const writable = MAX_UNWRITTEN_BATCHES * this.options.batch - this.inFlight.unwrittenFor(carrier.name);
+    return Math.min(carrier.capacity(), this.options.batch, writable) - this.inFlight.reservedFor(carrier.name);
   }
 
   /** Hands claimed messages (held by this dispatcher) to their carrier and has its answers written. */
   private send(carrier: Carrier, rows: Claimed[]): void {
-    for (const r of rows) this.handedBack.delete(r.id); // claimed again: back in line
+    this.inFlight.claimedAgain(rows.map((r) => r.id));
     // The carrier may have handed back a message while the claim ran: its receiver's later messages claimed meanwhile wait for it, unsent.
-    const handedBack = this.firstHandedBack(carrier.name);
+    const handedBack = this.inFlight.firstHandedBack(carrier.name);
     const behind = rows.filter((r) => {
       const first = handedBack.get(r.receiver);
       return first !== undefined && before(first, r);
@@ -272,17 +249,14 @@ export class Dispatcher {
       }));
     const results: Promise<void>[] = [];
     const onResult = (id: string, result: SubmitResult) => {
-      this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 0) + 1);
+      this.inFlight.answered(carrier.name);
       const row = byId.get(id);
-      if (!result.ok && result.retry && row) {
-        this.handedBack.set(id, { connector: carrier.name, receiver: row.receiver, schedule_at: row.schedule_at, id, written: false });
-      }
+      if (!result.ok && result.retry && row) this.inFlight.handBack(carrier.name, row);
       results.push(
         this.record({ kind: 'result', connector: carrier.name, messageId: id, result, attempts: attempts.get(id) ?? 1 }).finally(() => {
-          this.unwritten.set(carrier.name, (this.unwritten.get(carrier.name) ?? 1) - 1);
-          this.held.delete(id);
-          const handedBack = this.handedBack.get(id);
-          if (handedBack) handedBack.written = true;
+          this.inFlight.written(carrier.name);
+          this.inFlight.release(id);
+          this.inFlight.outcomeWritten(id);
         }),
       );
     };
@@ -297,7 +271,7 @@ export class Dispatcher {
       .catch((err: unknown) => this.log.error({ err, connector: carrier.name }, 'carrier submit threw'))
       .then(() => Promise.all(results))
       .then(() => {
-        for (const r of rows) this.held.delete(r.id); // any the carrier never answered: their lease expires
+        for (const r of rows) this.inFlight.release(r.id); // any the carrier never answered: their lease expires
         // Written: the carrier has room again, and later messages of these receivers may be claimed now.
         this.wake();
       });
@@ -330,17 +304,6 @@ export class Dispatcher {
     }
   }
 
-  /** Per receiver, the earliest message of a connector handed back and waiting for its retry. */
-  private firstHandedBack(connector: string): Map<string, Position> {
-    const first = new Map<string, Position>();
-    for (const h of this.handedBack.values()) {
-      if (h.connector !== connector) continue;
-      const known = first.get(h.receiver);
-      if (!known || before(h, known)) first.set(h.receiver, h);
-    }
-    return first;
-  }
-
   /**
    * Claims up to `limit` due messages of one connector, oldest first by
    * (schedule_at, id), keeping each receiver's messages in that order: a
@@ -365,11 +328,10 @@ export class Dispatcher {
    * Its lease only matters if this process dies.
    */
   private async claim(connector: string, limit: number): Promise<Claimed[]> {
-    for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
+    this.inFlight.forgetWritten(connector);
     const now = Date.now();
     // Only a held message whose lease has run out is due again: the others need not be named.
-    const held: string[] = [];
-    for (const [id, h] of this.held) if (h.until <= now) held.push(id);
+    const held = this.inFlight.pastLease(now);
     const request: ClaimRequest = {
       connector,
       limit,
@@ -377,25 +339,11 @@ export class Dispatcher {
       owner: this.owner,
       leaseMs: this.options.leaseMs,
       held,
-      handedBack: [...this.firstHandedBack(connector)],
+      handedBack: [...this.inFlight.firstHandedBack(connector)],
     };
     const [rows] = await this.db.run(claimJob, [request]);
     if (rows instanceof Error) throw rows;
-    for (const r of rows ?? []) this.held.set(r.id, { until: now + this.options.leaseMs, connector, receiver: r.receiver });
+    this.inFlight.hold(connector, rows ?? [], () => now + this.options.leaseMs);
     return rows ?? [];
   }
-}
-
-interface Held {
-  /** End of its lease. */
-  until: number;
-  connector: string;
-  receiver: string;
-}
-
-interface HandedBack extends Position {
-  connector: string;
-  receiver: string;
-  /** Its QUEUED row is committed: claims starting from now see it. */
-  written: boolean;
 }
