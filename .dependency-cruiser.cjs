@@ -3,7 +3,7 @@
  * From the top: the process and the app (server.ts, app.ts, core.ts, cli/),
  * http/ (every HTTP edge), the features, carriers/ (adapters), and at the
  * bottom db/ (connection, transactions, migrations, jobs run by reference)
- * and shared/ (plain helpers). docs/architecture.md shows the picture.
+ * and common/ (plain helpers). docs/architecture.md shows the picture.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -16,11 +16,11 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'db-and-shared-know-no-feature',
+      name: 'db-and-common-know-no-feature',
       severity: 'error',
-      comment: 'db/ and shared/ are the ground floor: they import only each other (and packages).',
-      from: { path: '^src/(db|shared)/' },
-      to: { path: '^src/', pathNot: '^src/(db|shared)/' },
+      comment: 'db/ and common/ are the ground floor: they import only each other (and packages).',
+      from: { path: '^src/(db|common)/' },
+      to: { path: '^src/', pathNot: '^src/(db|common)/' },
     },
     {
       name: 'carriers-know-no-feature-storage-or-http',

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import pino from 'pino';
 import { openDatabase } from '../src/db/database.ts';
 import { WalSync } from '../src/db/wal-sync.ts';
-import { newId } from '../src/shared/ids.ts';
+import { newId } from '../src/common/ids.ts';
 
 /**
  * The durable floor: the least a gateway that loses no accepted request has

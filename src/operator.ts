@@ -5,7 +5,7 @@ import { addLedgerEntry } from './billing/ledger.ts';
 import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
 import { addContacts, createContactGroup, ensureContactGroup } from './contacts/groups.ts';
-import { validation } from './shared/errors.ts';
+import { validation } from './common/errors.ts';
 import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
 import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';

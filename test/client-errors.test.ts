@@ -8,7 +8,7 @@ import { freshDatabase, startGateway, type Customer, type TestDatabase, type Tes
 import { legacy, legacyApp, type LegacyAnswer } from './legacy/legacy-helpers.ts';
 import { createAccount } from '../src/accounts/accounts.ts';
 import { contextDb } from '../src/contextrules/rules.ts';
-import { internationalProblem, normalizeBrazilian, normalizeInternational } from '../src/shared/phone.ts';
+import { internationalProblem, normalizeBrazilian, normalizeInternational } from '../src/common/phone.ts';
 import { checkChildUser } from '../src/childusers/validate.ts';
 
 /**

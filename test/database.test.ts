@@ -9,7 +9,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { ThreadedSqliteDriver } from '../src/db/sqlite-thread.ts';
 import { Checkpointer } from '../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
-import { DomainError } from '../src/shared/errors.ts';
+import { DomainError } from '../src/common/errors.ts';
 import { acceptJob } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
 import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';

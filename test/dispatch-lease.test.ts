@@ -47,6 +47,23 @@ class HoldingCarrier implements Carrier {
   }
 }
 
+/** An account with a route on the holding carrier, and its API key. */
+async function holdingCustomer(gw: TestGateway, name: string): Promise<{ key: string; route: number }> {
+  const account = await gw.admin('POST', '/admin/accounts', { name, balance: 10 });
+  const route = await gw.admin('POST', '/admin/routes', {
+    displayName: 'Holding',
+    productName: 'SMS',
+    productId: 1,
+    farePrice: '0.10',
+    replyFarePrice: '0',
+    channel: 'SMS',
+    connector: 'holding',
+  });
+  await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
+  const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
+  return { key, route: route.body.id };
+}
+
 /** Records every claim a gateway's dispatcher makes; `refuseRenewals`: its leases cannot be renewed (a database refusing them). */
 function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {}): ClaimRequest[] {
   const claims: ClaimRequest[] = [];
@@ -64,19 +81,8 @@ test("a message the carrier keeps past its lease (not renewed) is not sent again
   const gw = await startGateway({ DISPATCH_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
   try {
     const claims = recordClaims(gw, { refuseRenewals: true });
-    const account = await gw.admin('POST', '/admin/accounts', { name: 'Lease', balance: 10 });
-    const route = await gw.admin('POST', '/admin/routes', {
-      displayName: 'Holding',
-      productName: 'SMS',
-      productId: 1,
-      farePrice: '0.10',
-      replyFarePrice: '0',
-      channel: 'SMS',
-      connector: 'holding',
-    });
-    await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
-    const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
-    const send = (message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990001], message, route: route.body.id });
+    const { key, route } = await holdingCustomer(gw, 'Lease');
+    const send = (message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990001], message, route });
 
     assert.equal((await send('first')).status, 200);
     const [first] = await gw.eventually(
@@ -131,19 +137,8 @@ test('a message a carrier keeps for several leases is not taken by another dispa
   const b = await startGateway(env, { extraCarriers: [other] }, db);
   try {
     const claims = recordClaims(b);
-    const account = await a.admin('POST', '/admin/accounts', { name: 'Renew', balance: 10 });
-    const route = await a.admin('POST', '/admin/routes', {
-      displayName: 'Holding',
-      productName: 'SMS',
-      productId: 1,
-      farePrice: '0.10',
-      replyFarePrice: '0',
-      channel: 'SMS',
-      connector: 'holding',
-    });
-    await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
-    const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
-    assert.equal((await a.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990002], message: 'kept', route: route.body.id })).status, 200);
+    const { key, route } = await holdingCustomer(a, 'Renew');
+    assert.equal((await a.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990002], message: 'kept', route })).status, 200);
     // Whichever dispatcher claimed it keeps it; the other polls on.
     const [kept] = await a.eventually(
       async () => [...keeping.held(), ...other.held()],
@@ -184,20 +179,8 @@ test("a message another dispatcher holds leased holds back its receiver's later 
   const a = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrierA] }, db);
   const b = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrierB] }, db);
   try {
-    const account = await a.admin('POST', '/admin/accounts', { name: 'Two', balance: 10 });
-    const route = await a.admin('POST', '/admin/routes', {
-      displayName: 'Holding',
-      productName: 'SMS',
-      productId: 1,
-      farePrice: '0.10',
-      replyFarePrice: '0',
-      channel: 'SMS',
-      connector: 'holding',
-    });
-    await a.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
-    const { key } = (await a.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
-    const send = (gw: TestGateway, message: string) =>
-      gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990007], message, route: route.body.id });
+    const { key, route } = await holdingCustomer(a, 'Two');
+    const send = (gw: TestGateway, message: string) => gw.call(key, 'POST', '/messages/sms/send', { receivers: [5511999990007], message, route });
 
     assert.equal((await send(a, 'first')).status, 200);
     const [first] = await a.eventually(

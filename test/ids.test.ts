@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { validate, version } from 'uuid';
-import { newId } from '../src/shared/ids.ts';
+import { newId } from '../src/common/ids.ts';
 
 describe('newId', () => {
   it('makes valid UUID v7 ids, strictly increasing within a millisecond and across', () => {

@@ -1,5 +1,5 @@
 /**
- * The shared tenant-isolation suite (STYLE.md 8): account A has sent
+ * The tenant-isolation suite: account A has sent
  * immediate, scheduled and batch requests, received a reply and owns a
  * contact group and a route; account B then uses A's ids against every
  * customer endpoint. Nothing of A may appear in any of B's answers, and

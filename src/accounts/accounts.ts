@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { AccountRow } from '../db/tables.ts';
 import { fromMicros } from '../billing/money.ts';
-import { notFound } from '../shared/errors.ts';
+import { notFound } from '../common/errors.ts';
 import { addLedgerEntry } from '../billing/ledger.ts';
 
 export interface NewAccount {

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { Executor } from '../db/executor.ts';
-import { DomainError, notFound, unauthorized, validation } from '../shared/errors.ts';
-import { LookupCache } from '../shared/lookup-cache.ts';
+import { DomainError, notFound, unauthorized, validation } from '../common/errors.ts';
+import { LookupCache } from '../common/lookup-cache.ts';
 
 /** What an authenticated request knows about its caller. */
 export interface Principal {

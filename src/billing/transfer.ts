@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import type { Dialect } from '../db/dialect.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../common/errors.ts';
 import { addLedgerEntry, lockBalances } from './ledger.ts';
 
 /** Which side lacked the credits. */

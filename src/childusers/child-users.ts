@@ -7,7 +7,7 @@ import { createAccount } from '../accounts/accounts.ts';
 import { issueApiKey } from '../accounts/api-keys.ts';
 import { addLedgerEntry, lockBalances } from '../billing/ledger.ts';
 import { fromMicros } from '../billing/money.ts';
-import { DomainError, notFound, validation } from '../shared/errors.ts';
+import { DomainError, notFound, validation } from '../common/errors.ts';
 import { hashPassword } from './password.ts';
 import { checkChildUser, emailKey, type ChildUserInput, type NewChildUser } from './validate.ts';
 import type { ChildUserRow, ChildUserTables } from './tables.ts';

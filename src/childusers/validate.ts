@@ -1,4 +1,4 @@
-import { normalizeBrazilian } from '../shared/phone.ts';
+import { normalizeBrazilian } from '../common/phone.ts';
 import { toMicros } from '../billing/money.ts';
 import { normalizeDocument } from './documents.ts';
 

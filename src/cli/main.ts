@@ -5,7 +5,7 @@ import pino from 'pino';
 import { ConfigError, loadConfig } from '../config.ts';
 import { createCore } from '../core.ts';
 import { operator, type Operator } from '../operator.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../common/errors.ts';
 
 const USAGE = `Operator CLI (same use cases as the /admin API)
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/executor.ts';
-import { normalizeInternational } from '../shared/phone.ts';
-import { DomainError, notFound, validation } from '../shared/errors.ts';
+import { normalizeInternational } from '../common/phone.ts';
+import { DomainError, notFound, validation } from '../common/errors.ts';
 
 /** The CONFLICT a second group of the same name gets, whether it came after the first or at the same time. */
 export const groupExists = (name: string) => new DomainError('CONFLICT', `A contact group named "${name}" already exists.`);

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
-import { DomainError, type ErrorCode } from '../shared/errors.ts';
+import { DomainError, type ErrorCode } from '../common/errors.ts';
 import type { Job } from './jobs.ts';
 import type { Checkpointer } from './checkpointer.ts';
 import type { WalSync } from './wal-sync.ts';

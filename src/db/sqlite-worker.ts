@@ -3,7 +3,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection } from 'kysely';
 import type { Database } from './tables.ts';
 import { isJob, type Job } from './jobs.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../common/errors.ts';
 import type { Reply, Request, SqliteThreadOptions } from './sqlite-thread.ts';
 
 /**

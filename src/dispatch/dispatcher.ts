@@ -6,7 +6,7 @@ import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
 import type { Outcome } from '../messaging/outcomes.ts';
-import { Waker } from '../shared/waker.ts';
+import { Waker } from '../common/waker.ts';
 import { storageFault } from '../db/faults.ts';
 import { Registry } from './registry.ts';
 import { InFlight } from './in-flight.ts';

@@ -8,7 +8,7 @@ import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { deliveryHeaders } from './signing.ts';
 import { fanOut } from './fanout.ts';
 import { eventsDb, type DeliveryRow } from './tables.ts';
-import { Waker } from '../shared/waker.ts';
+import { Waker } from '../common/waker.ts';
 
 export interface DelivererOptions {
   pollMs: number;

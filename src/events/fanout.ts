@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
-import { newId } from '../shared/ids.ts';
+import { newId } from '../common/ids.ts';
 import type { Database } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import { eventsDb, type DeliveryFormat, type EventsDb, type Topic, type WebhookDeliveriesTable } from './tables.ts';

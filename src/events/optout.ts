@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { StoredReply } from '../messaging/replies.ts';
 import { blockPhone } from '../contacts/blocklist.ts';
-import { validation } from '../shared/errors.ts';
+import { validation } from '../common/errors.ts';
 import { eventsDb } from './tables.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/executor.ts';
-import { notFound, validation } from '../shared/errors.ts';
+import { notFound, validation } from '../common/errors.ts';
 import { SafeFetchError } from '../net/policy.ts';
 import { newSecret } from './signing.ts';
 import { TOPICS, eventsDb, type DeliveryRow, type Topic, type WebhookRow } from './tables.ts';

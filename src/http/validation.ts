@@ -3,7 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 /** Custom schema keyword: the text shown when a value matches none of a union's forms. */
-import { ERROR_TEXT } from '../shared/schema.ts';
+import { ERROR_TEXT } from '../common/schema.ts';
 export { ERROR_TEXT };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

@@ -1,7 +1,7 @@
 import { sql, type Transaction } from 'kysely';
-import { newId } from '../shared/ids.ts';
+import { newId } from '../common/ids.ts';
 import type { Database, NewMessage, RouteRow } from '../db/tables.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../common/errors.ts';
 import { fromMicros } from '../billing/money.ts';
 import { lockBalances } from '../billing/ledger.ts';
 import { insertRows } from '../db/bulk.ts';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import { logStatuses } from '../events/status-log.ts';
-import { DomainError, notFound } from '../shared/errors.ts';
+import { DomainError, notFound } from '../common/errors.ts';
 import { refund } from '../billing/ledger.ts';
 import { maskedContent } from '../tokens/mask.ts';
 

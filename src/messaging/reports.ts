@@ -1,7 +1,7 @@
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { Executor } from '../db/executor.ts';
 import type { MessageStatus } from '../db/tables.ts';
-import { validation } from '../shared/errors.ts';
+import { validation } from '../common/errors.ts';
 import { parseReportDate } from './schedule.ts';
 import { reportedContent } from '../tokens/mask.ts';
 

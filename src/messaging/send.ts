@@ -5,8 +5,8 @@ import type { AcceptInput } from './accept.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AccountRoutes } from '../routing/account-routes.ts';
 import { groupPhones } from '../contacts/groups.ts';
-import { internationalProblem, normalizeInternational } from '../shared/phone.ts';
-import { validation } from '../shared/errors.ts';
+import { internationalProblem, normalizeInternational } from '../common/phone.ts';
+import { validation } from '../common/errors.ts';
 import { parseScheduleDate } from './schedule.ts';
 
 /** Receivers a single request may reach, after contact groups are expanded. */

@@ -1,11 +1,11 @@
 import type { Executor } from '../db/executor.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AccountRoutes } from '../routing/account-routes.ts';
-import { internationalProblem, normalizeInternational } from '../shared/phone.ts';
-import { validation } from '../shared/errors.ts';
-import { shortenForSend } from '../shortlinks/shorten.ts';
+import { internationalProblem, normalizeInternational } from '../common/phone.ts';
+import { validation } from '../common/errors.ts';
+import { shortenForSend, type ShortenedTexts } from '../shortlinks/shorten.ts';
 import type { AcceptInput, AcceptResult } from './accept.ts';
-import { acceptInput, resolveTargeting, type Outgoing, type Targeting } from './send.ts';
+import { acceptInput, resolveTargeting, type Outgoing, type ResolvedTargeting, type Targeting } from './send.ts';
 
 /** What the SMS use cases need of the process. */
 export interface SmsDeps {
@@ -37,20 +37,14 @@ export async function sendSms(deps: SmsDeps, principal: Principal, send: SmsSend
   const target = await resolveTargeting(deps.db, deps.routes, principal, send, 'SMS');
   const shortened = await shortenForSend(deps.db, principal.accountId, deps.shortLinkBase, send.shortenLinks, [send.message]);
   const message = shortened.texts[0] ?? send.message;
-  const result = await deps
-    .accept(
-      acceptInput({
-        accountId: principal.accountId,
-        route: target.route,
-        source: 'gateway',
-        scheduleAt: target.scheduleAt,
-        tag: send.tag,
-        custom: send.custom,
-        messages: target.receivers.map((receiver) => ({ receiver, content: message })),
-      }),
-    )
-    .catch(shortened.discard);
-  return { result, scheduled: target.scheduleAt !== null };
+  return accept(
+    deps,
+    principal,
+    target,
+    send,
+    shortened,
+    target.receivers.map((receiver) => ({ receiver, content: message })),
+  );
 }
 
 export interface SmsBatch {
@@ -90,18 +84,28 @@ export async function sendSmsBatch(deps: SmsDeps, principal: Principal, batch: S
     batch.shortenLinks,
     [...messages.values()].map((m) => m.content),
   );
-  const result = await deps
-    .accept(
-      acceptInput({
-        accountId: principal.accountId,
-        route: target.route,
-        source: 'gateway',
-        scheduleAt: target.scheduleAt,
-        tag: batch.tag,
-        custom: batch.custom,
-        messages: [...messages.values()].map((m, i) => ({ ...m, content: shortened.texts[i] ?? m.content })),
-      }),
-    )
-    .catch(shortened.discard);
+  const texts = [...messages.values()].map((m, i) => ({ ...m, content: shortened.texts[i] ?? m.content }));
+  return accept(deps, principal, target, batch, shortened, texts);
+}
+
+/** The accept of a gateway SMS send; the links made for it are removed when it is refused. */
+async function accept(
+  deps: SmsDeps,
+  principal: Principal,
+  target: ResolvedTargeting,
+  send: { tag?: string | undefined; custom?: string | undefined },
+  shortened: ShortenedTexts,
+  messages: Outgoing[],
+): Promise<SmsSent> {
+  const input = acceptInput({
+    accountId: principal.accountId,
+    route: target.route,
+    source: 'gateway',
+    scheduleAt: target.scheduleAt,
+    tag: send.tag,
+    custom: send.custom,
+    messages,
+  });
+  const result = await deps.accept(input).catch(shortened.discard);
   return { result, scheduled: target.scheduleAt !== null };
 }

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ERROR_TEXT, OptionalNullable } from '../shared/schema.ts';
+import { ERROR_TEXT, OptionalNullable } from '../common/schema.ts';
 
 /**
  * RCS message payloads (spec 2.12, 4.2). The send routes validate the

@@ -2,7 +2,7 @@ import type { Core } from '../core.ts';
 import type { Principal } from '../accounts/api-keys.ts';
 import type { AcceptResult } from '../messaging/accept.ts';
 import { acceptInput, resolveTargeting, type ResolvedTargeting, type Targeting } from '../messaging/send.ts';
-import { DomainError, validation } from '../shared/errors.ts';
+import { DomainError, validation } from '../common/errors.ts';
 import type { MediaStore } from './media.ts';
 import { cardProblems, contentOf, toCard, type CardInput, type RcsMedia, type RcsPayload } from './payload.ts';
 

@@ -1,8 +1,8 @@
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
-import { notFound } from '../shared/errors.ts';
+import { notFound } from '../common/errors.ts';
 import { listAccountRoutes } from './routes.ts';
-import { LookupCache } from '../shared/lookup-cache.ts';
+import { LookupCache } from '../common/lookup-cache.ts';
 
 /**
  * The routes each account may send through, read once a second at most:

@@ -1,7 +1,7 @@
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import { fromMicros } from '../billing/money.ts';
-import { notFound, validation } from '../shared/errors.ts';
+import { notFound, validation } from '../common/errors.ts';
 
 export interface NewRoute {
   displayName: string;

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/tables.ts';
 import type { Executor } from '../db/executor.ts';
-import { notFound, validation } from '../shared/errors.ts';
+import { notFound, validation } from '../common/errors.ts';
 import { newCode } from './codes.ts';
 import { checkDestination } from './urls.ts';
 import type { ShortLinkRow, ShortLinkTables } from './tables.ts';

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Database, RouteRow } from '../db/tables.ts';
 import type { Executor } from '../db/executor.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
-import { DomainError } from '../shared/errors.ts';
+import { DomainError } from '../common/errors.ts';
 import { maskCode, MAX_FAILED_ATTEMPTS } from './mask.ts';
 import type { TokenTables } from './tables.ts';
 import { acceptInput } from '../messaging/send.ts';

@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import type { Carrier, CarrierEvents, OutboundMessage, ReceiptStatus, SubmitResult } from '../carrier.ts';
-import { newId } from '../../shared/ids.ts';
+import { newId } from '../../common/ids.ts';
 
 /**
  * The built-in carrier of the embedded default (docs/decisions.md): accepts every

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '../../common/errors.ts';
 import { describeValidation, ERROR_TEXT } from '../validation.ts';
 import { clientErrorText, STATUS } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';

@@ -2,13 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Core } from '../../core.ts';
 import { toMicros } from '../../billing/money.ts';
-import { forbidden, validation } from '../../shared/errors.ts';
+import { forbidden, validation } from '../../common/errors.ts';
 import { describeValidation } from '../validation.ts';
 import { CHILD_USER_FIELDS, MIN_PASSWORD_LENGTH, type ChildUserInput } from '../../childusers/validate.ts';
 import { checkNewChildUser, createChildUser, issueChildApiKey, listChildUsers, moveChildCredits } from '../../childusers/child-users.ts';
 import { ApiKeyHeader } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
-import { OptionalNullable, absent } from '../../shared/schema.ts';
+import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const Name = Type.String({ maxLength: 200 });

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { DomainError, type ErrorCode } from '../../shared/errors.ts';
+import { DomainError, type ErrorCode } from '../../common/errors.ts';
 import { describeValidation } from '../validation.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 

@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Core } from '../../core.ts';
 import { ApiKeyHeader, CommonSendFields } from './schemas.ts';
-import { absent, type Absent } from '../../shared/schema.ts';
+import { absent, type Absent } from '../../common/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 import { acceptedText } from './sms.ts';
 import { CardFields, CardSchema, HttpUrl, Text, MAX_BASIC_TEXT, MAX_CAROUSEL_CARDS, MIN_CAROUSEL_CARDS } from '../../rcs/payload.ts';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ERROR_TEXT } from '../validation.ts';
-import { OptionalNullable } from '../../shared/schema.ts';
+import { OptionalNullable } from '../../common/schema.ts';
 
 /** Integers or digit strings (real clients send both). */
 export const PhoneValue = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\+?\\d{8,15}$' })], {

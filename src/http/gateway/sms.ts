@@ -4,7 +4,7 @@ import type { Core } from '../../core.ts';
 import { sendSms, sendSmsBatch, type SmsDeps } from '../../messaging/sms.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
-import { OptionalNullable, absent } from '../../shared/schema.ts';
+import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';
 

@@ -4,10 +4,10 @@ import type { Core } from '../../core.ts';
 import { createToken, validateToken, DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES } from '../../tokens/store.ts';
 import { maskCode } from '../../tokens/mask.ts';
 import { resolveTargeting } from '../../messaging/send.ts';
-import { normalizeBrazilian, normalizeInternational } from '../../shared/phone.ts';
-import { validation } from '../../shared/errors.ts';
+import { normalizeBrazilian, normalizeInternational } from '../../common/phone.ts';
+import { validation } from '../../common/errors.ts';
 import { ApiKeyHeader, RouteId } from './schemas.ts';
-import { OptionalNullable, absent } from '../../shared/schema.ts';
+import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
 
 const PhoneText = Type.Union([Type.String({ minLength: 1, maxLength: 32 }), Type.Integer({ minimum: 1 })], {

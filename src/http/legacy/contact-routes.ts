@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { addContacts, createContactGroup } from '../../contacts/groups.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '../../common/errors.ts';
 import { blockPhone, listBlocked, unblockPhone } from '../../contacts/blocklist.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
 import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, Phone, idFrom, security, tags } from './schemas.ts';

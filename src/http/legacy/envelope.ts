@@ -1,7 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { ErrorObject } from 'ajv';
-import { DomainError, type ErrorCode } from '../../shared/errors.ts';
+import { DomainError, type ErrorCode } from '../../common/errors.ts';
 import { TokenError, MAX_EXPIRY_MINUTES, type TokenErrorReason } from '../../tokens/store.ts';
 import { TEXTS, type Texts } from './texts.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';

@@ -1,4 +1,4 @@
-import { normalizeBrazilian } from '../../shared/phone.ts';
+import { normalizeBrazilian } from '../../common/phone.ts';
 import { badRequest } from './envelope.ts';
 
 /** Spec 4.9 / 8: phones per legacy request, after de-duplication. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { Core } from '../../core.ts';
 import type { Principal } from '../../accounts/api-keys.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '../../common/errors.ts';
 import { bindKeys, legacyValidatorCompiler } from './binding.ts';
 import { failure, legacyErrorHandler } from './envelope.ts';
 import { DEFAULT_RATE_LIMIT, KeyRateLimiter, ReportWindow, type Clock, type RateLimit } from './limits.ts';

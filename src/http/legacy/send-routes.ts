@@ -5,7 +5,7 @@ import { findRule } from '../../contextrules/rules.ts';
 import { startConversations } from '../../contextrules/conversations.ts';
 import { cancelRequest } from '../../messaging/cancel.ts';
 import { MAX_RECEIVERS } from '../../messaging/send.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '../../common/errors.ts';
 import { Envelope, badRequest, errorResponses, ok, LegacyProblem } from './envelope.ts';
 import { AuthKeyHeader, Name, Receivers, ScheduleDate, Sender, Text, security, tags } from './schemas.ts';
 import { parseReceivers } from './phones.ts';

@@ -4,7 +4,7 @@ import type { RouteRow } from '../../db/tables.ts';
 import type { AcceptResult } from '../../messaging/accept.ts';
 import type { AccountRoutes } from '../../routing/account-routes.ts';
 import { getBalance } from '../../billing/ledger.ts';
-import { DomainError } from '../../shared/errors.ts';
+import { DomainError } from '../../common/errors.ts';
 import { badRequest } from './envelope.ts';
 import { formatDate } from './dates.ts';
 import type { LegacyContext } from './context.ts';
