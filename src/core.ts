@@ -4,7 +4,7 @@ import { openDatabase, type Db } from './db/database.ts';
 import { GroupCommitter } from './db/group-commit.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
-import { acceptJob, type AcceptInput, type AcceptItem, type AcceptResult } from './messaging/accept.ts';
+import { acceptJob, refusalError, type AcceptInput, type AcceptItem, type AcceptRefusal, type AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
 import { outcomesJob, packOutcomes, type Outcome } from './messaging/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
@@ -68,15 +68,14 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   });
 
   const metrics = createMetrics({ db, carriers, log });
-  const accepter = new GroupCommitter<AcceptInput, AcceptResult>((items) => db.run(acceptJob, items));
+  const accepter = new GroupCommitter<AcceptInput, AcceptResult | AcceptRefusal>((items) => db.run(acceptJob, items));
   // Outcomes must be written in the order they came (a submit result before its
   // receipt, which looks up the carrier id the result records). SQLite runs one
   // transaction after the other, so a batch may be written while the previous
   // one waits for the disk; PostgreSQL would run two side by side: one at a time.
   const outcomes = new GroupCommitter<Outcome, void>(
     async (items) => {
-      const [written] = await db.run(outcomesJob, [packOutcomes(items)]);
-      if (written instanceof Error) throw written;
+      await db.run(outcomesJob, [packOutcomes(items)]);
       return items.map(() => undefined);
     },
     500,
@@ -153,7 +152,9 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       const handoff = due ? dispatcher.reserve(connector, input.items.length) : null;
       let result: AcceptResult;
       try {
-        result = await accepter.submit(handoff ? { ...input, handoff } : input);
+        const answer = await accepter.submit(handoff ? { ...input, handoff } : input);
+        if ('refused' in answer) throw refusalError(answer);
+        result = answer;
       } catch (err) {
         if (handoff) dispatcher.release(connector, handoff.count);
         throw err;

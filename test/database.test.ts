@@ -10,7 +10,7 @@ import { ThreadedSqliteDriver } from '../src/db/sqlite-thread.ts';
 import { Checkpointer } from '../src/db/checkpointer.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/common/errors.ts';
-import { acceptJob } from '../src/messaging/accept.ts';
+import { acceptJob, refusalError, type AcceptRefusal } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
 import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
 
@@ -96,13 +96,14 @@ describe(`database layer (${DIALECT})`, () => {
     assert.match(String(err.code), DIALECT === 'sqlite' ? /^SQLITE_CONSTRAINT/ : /^23505$/);
   });
 
-  it('runs a job as one transaction, answering per item, a refused item as a DomainError', async () => {
+  it('runs a job as one transaction, answering per item, a refused item as plain data', async () => {
     const { id, send } = await sender(100, 40);
     const results = await db.run(acceptJob, [send('5511900000001', 'hi'), send('5511900000002', 'hi'), send('5511900000003', 'hi')]);
     assert.equal(results.length, 3);
-    assert.ok(!(results[0] instanceof Error) && !(results[1] instanceof Error), 'two fit in the balance of 100 at 40 each');
-    assert.ok(results[2] instanceof DomainError, 'the third does not');
-    assert.equal(results[2].code, 'INSUFFICIENT_BALANCE');
+    assert.ok(results[0] && !('refused' in results[0]) && results[1] && !('refused' in results[1]), 'two fit in the balance of 100 at 40 each');
+    assert.deepEqual(results[2], { refused: 'INSUFFICIENT_BALANCE', needed: 40, balance: 20 }, 'the third does not');
+    const refusal = refusalError(results[2] as AcceptRefusal);
+    assert.ok(refusal instanceof DomainError && refusal.code === 'INSUFFICIENT_BALANCE');
     const balance = await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow();
     assert.equal(balance.balance, 20);
     const messages = await db.kysely.selectFrom('messages').select(sql<number>`count(*)`.as('n')).where('account_id', '=', id).executeTakeFirstOrThrow();
@@ -124,7 +125,8 @@ describe(`database layer (${DIALECT})`, () => {
       return runs;
     });
     const [first, failed, third] = await Promise.all(results);
-    assert.ok(first && !(first instanceof Error) && third && !(third instanceof Error), 'the two good jobs are answered with their results');
+    assert.ok(first && !(first instanceof Error) && !('refused' in first), 'the first good job is answered with its result');
+    assert.ok(third && !(third instanceof Error) && !('refused' in third), 'the second good job is answered with its result');
     assert.ok(failed instanceof Error, 'the job whose message has no content fails');
     // Its request row was written before its message failed: undone with it.
     const requests = await db.kysely.selectFrom('requests').select('id').where('account_id', '=', id).execute();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { openDatabase, type Db } from '../src/db/database.ts';
-import { acceptJob, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
+import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
@@ -78,7 +78,7 @@ function request(to: string[], handoff?: Handoff, scheduleAt: number | null = nu
 async function accept(...inputs: AcceptInput[]): Promise<AcceptResult[]> {
   const results = await db.run(acceptJob, inputs);
   return results.map((r) => {
-    if (r instanceof Error) throw r;
+    if ('refused' in r) throw refusalError(r);
     return r;
   });
 }

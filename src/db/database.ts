@@ -17,14 +17,15 @@ import { routeFallback } from './migrations/006_route_fallback.ts';
 import { waitingIndex } from './migrations/007_waiting_index.ts';
 import { tokenSecrets } from './migrations/008_token_secrets.ts';
 import { dispatchers } from './migrations/009_dispatchers.ts';
+import { accountStatus } from './migrations/010_account_status.ts';
 
 export type { Dialect } from './dialect.ts';
 
 export interface Db {
   kysely: Kysely<Database>;
   dialect: Dialect;
-  /** Runs a hot-path job (src/db/jobs.ts) as one transaction: one result, or Error, per item. */
-  run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<(Result | Error)[]>;
+  /** Runs a hot-path job (src/db/jobs.ts) as one transaction: one result per item (it throws only if the whole transaction fails). */
+  run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<Result[]>;
   close(): Promise<void>;
 }
 
@@ -126,6 +127,7 @@ async function migrate(db: Db): Promise<void> {
     '007_waiting_index': waitingIndex,
     '008_token_secrets': tokenSecrets,
     '009_dispatchers': dispatchers,
+    '010_account_status': accountStatus,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

@@ -22,8 +22,8 @@ export class GroupCommitter<In, Out> {
   private scheduled = false;
 
   constructor(
-    /** Writes all items in one transaction (e.g. a job, src/db/jobs.ts); returns one outcome per item (an Error rejects that item only). */
-    private readonly write: (items: In[]) => Promise<(Out | Error)[]>,
+    /** Writes all items in one transaction (e.g. a job, src/db/jobs.ts); returns one outcome per item. */
+    private readonly write: (items: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
   ) {}
@@ -70,10 +70,6 @@ export class GroupCommitter<In, Out> {
 
   private async commit(batch: Pending<In, Out>[]): Promise<void> {
     const outcomes = await this.write(batch.map((b) => b.item));
-    batch.forEach((b, i) => {
-      const o = outcomes[i];
-      if (o instanceof Error) b.reject(o);
-      else b.resolve(o as Out);
-    });
+    for (const [i, b] of batch.entries()) b.resolve(outcomes[i] as Out);
   }
 }

@@ -5,7 +5,9 @@ import type { Dialect } from './dialect.ts';
 /**
  * A hot-path transaction (accept a batch, claim due messages, write carrier
  * outcomes, renew leases): it takes plain data and answers plain data, one
- * result (or Error) per item. On SQLite it runs whole on the SQLite thread
+ * result per item; it throws only when the whole transaction fails. A
+ * result that refuses its item (a request the balance cannot cover) is
+ * plain data too, turned into an error by the feature that asked. On SQLite it runs whole on the SQLite thread
  * (one message there and back, not one per statement); on PostgreSQL as an
  * ordinary transaction.
  *
@@ -20,7 +22,7 @@ export interface Job<Item, Result> {
   readonly module: string;
   /** Name of that export. */
   readonly name: string;
-  readonly run: (tx: Transaction<Database>, dialect: Dialect, items: Item[]) => Promise<(Result | Error)[]>;
+  readonly run: (tx: Transaction<Database>, dialect: Dialect, items: Item[]) => Promise<Result[]>;
 }
 
 export function defineJob<Item, Result>(module: string, name: string, run: Job<Item, Result>['run']): Job<Item, Result> {

@@ -41,8 +41,6 @@ interface QueryAnswer {
   lastInsertRowid?: number | bigint;
 }
 
-type Answer = { value: unknown } | { error: PlainError };
-
 function toError(e: PlainError): Error {
   if (e.name === 'DomainError' && e.code) return new DomainError(e.code as ErrorCode, e.message, e.details);
   const err = new Error(e.message) as Error & { code?: string };
@@ -73,13 +71,17 @@ class SqliteThread {
     /** Called if the thread stops after it started, unasked (see ThreadedSqliteDriver). */
     onDeath: (err: Error) => void,
   ) {
-    // The worker is TypeScript like the rest: register tsx's loader in it first.
-    const tsx = import.meta.resolve('tsx/esm/api');
-    const script = new URL('./sqlite-worker.ts', import.meta.url).href;
-    this.worker = new Worker(`import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script)}); })`, {
-      eval: true,
-      workerData: options,
-    });
+    // The worker is written like this file: from the sources (run by tsx) it is TypeScript and tsx's
+    // loader is registered in it first; built (`npm run build`, dist/) it is the JavaScript file beside this one.
+    const fromSource = import.meta.url.endsWith('.ts');
+    const script = new URL(fromSource ? './sqlite-worker.ts' : './sqlite-worker.js', import.meta.url);
+    if (fromSource) {
+      const tsx = import.meta.resolve('tsx/esm/api');
+      const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
+      this.worker = new Worker(code, { eval: true, workerData: options });
+    } else {
+      this.worker = new Worker(script, { workerData: options });
+    }
     this.ready = new Promise<void>((resolve, reject) => {
       this.pending.set(0, {
         resolve: () => {
@@ -235,15 +237,15 @@ export class ThreadedSqliteDriver implements Driver {
 
   /**
    * Runs a job (src/db/jobs.ts) in one transaction on the thread; one result
-   * or Error per item. Jobs queue on the thread without waiting for the
+   * per item. Jobs queue on the thread without waiting for the
    * Kysely connection: the thread runs them in order, after any transaction
    * of that connection that is open.
    */
-  async run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<(Result | Error)[]> {
+  async run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<Result[]> {
     const reply = await this.thread.call({ op: 'job', module: job.module, name: job.name, arg: items });
     if (reply.written) await this.wal?.sync();
     if (!reply.ok) throw toError(reply.error);
-    return (reply.result as Answer[]).map((a) => ('error' in a ? toError(a.error) : (a.value as Result)));
+    return reply.result as Result[];
   }
 
   async destroy(): Promise<void> {

@@ -144,10 +144,6 @@ async function loadJob(request: JobRequest): Promise<Job<unknown, unknown>> {
   return job;
 }
 
-/** A job's value as sent back: a job may answer per item with an Error (one refused request of a batch). */
-const jobResult = (value: unknown) =>
-  Array.isArray(value) ? value.map((v: unknown) => (v instanceof Error ? { error: plainError(v) } : { value: v })) : [{ value }];
-
 /**
  * Jobs that are waiting together run in one transaction, each inside a
  * savepoint: a job that fails is rolled back alone, as if it had had its own
@@ -166,7 +162,7 @@ async function runJobs(group: JobRequest[]): Promise<Reply[]> {
         if (!alone) exec('savepoint job');
         try {
           const job = await loadJob(request);
-          outcomes.push({ ok: true, result: jobResult(await job.run(tx, 'sqlite', request.arg as unknown[])) });
+          outcomes.push({ ok: true, result: await job.run(tx, 'sqlite', request.arg as unknown[]) });
           if (!alone) exec('release job');
         } catch (err) {
           // Some errors (disk full, I/O) end the whole transaction: then the jobs before this one are undone too.

@@ -11,8 +11,11 @@ export interface AccountsTable {
   timezone: string;
   balance: number;
   parent_id: number | null;
+  /** 1 = its keys are accepted; 0 = deactivated by the operator (docs/operator.md). */
   active: number;
   created_at: number;
+  /** When the operator deactivated it; null while active. */
+  deactivated_at: number | null;
 }
 
 export interface ApiKeysTable {
@@ -23,6 +26,8 @@ export interface ApiKeysTable {
   allowed_ips: string | null;
   created_at: number;
   revoked_at: number | null;
+  /** The key's last 4 characters, for listings (null: issued before they were kept). */
+  hint: string | null;
 }
 
 export interface RoutesTable {

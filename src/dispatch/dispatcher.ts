@@ -136,8 +136,7 @@ export class Dispatcher {
     this.renewing = true;
     try {
       const until = now + this.options.leaseMs;
-      const [renewed] = await this.db.run(renewJob, [{ owner: this.owner, ids, until }]);
-      if (renewed instanceof Error) throw renewed;
+      await this.db.run(renewJob, [{ owner: this.owner, ids, until }]);
       this.inFlight.extend(ids, until);
     } catch (err) {
       this.log.warn({ err, messages: ids.length }, 'could not renew leases; retrying');
@@ -342,7 +341,6 @@ export class Dispatcher {
       handedBack: [...this.inFlight.firstHandedBack(connector)],
     };
     const [rows] = await this.db.run(claimJob, [request]);
-    if (rows instanceof Error) throw rows;
     this.inFlight.hold(connector, rows ?? [], () => now + this.options.leaseMs);
     return rows ?? [];
   }

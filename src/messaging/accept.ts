@@ -116,8 +116,17 @@ export interface AcceptResult {
   handedOff: [number, string][];
 }
 
-const insufficient = (needed: number, balance: number) =>
-  new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this request costs ${fromMicros(needed)} and the balance is ${fromMicros(balance)}.`);
+/** A request the balance cannot cover, as the job answers it (plain data: it crosses to and from the SQLite thread). */
+export interface AcceptRefusal {
+  refused: 'INSUFFICIENT_BALANCE';
+  /** Micro-units the request costs and the balance had. */
+  needed: number;
+  balance: number;
+}
+
+/** The error a refused request is answered with. */
+export const refusalError = (r: AcceptRefusal) =>
+  new DomainError('INSUFFICIENT_BALANCE', `Insufficient balance: this request costs ${fromMicros(r.needed)} and the balance is ${fromMicros(r.balance)}.`);
 
 /**
  * Writes a batch of send requests in one transaction: for each request, in
@@ -125,7 +134,7 @@ const insufficient = (needed: number, balance: number) =>
  * request, its messages and the debit. A request the balance cannot cover is
  * refused whole; the others of the batch are unaffected.
  */
-export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' | 'postgres', inputs: AcceptInput[]): Promise<(AcceptResult | Error)[]> {
+export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' | 'postgres', inputs: AcceptInput[]): Promise<(AcceptResult | AcceptRefusal)[]> {
   const now = Date.now();
   const accountIds = [...new Set(inputs.map((i) => i.accountId))].sort((a, b) => a - b);
   const balances = await lockBalances(tx, dialect, accountIds);
@@ -136,7 +145,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   const messages: Required<NewMessage>[] = [];
   const ledger: { account_id: number; amount: number; reason: string; request_id: string; created_at: number }[] = [];
   const debits = new Map<number, number>();
-  const outcomes: (AcceptResult | Error)[] = [];
+  const outcomes: (AcceptResult | AcceptRefusal)[] = [];
 
   for (const input of inputs) {
     const fare = input.route.fare_price;
@@ -152,7 +161,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     }
     const balance = balances.get(input.accountId) ?? 0;
     if (cost > balance || !balances.has(input.accountId)) {
-      outcomes.push(insufficient(cost, balance));
+      outcomes.push({ refused: 'INSUFFICIENT_BALANCE', needed: cost, balance });
       continue;
     }
     balances.set(input.accountId, balance - cost);
