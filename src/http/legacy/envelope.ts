@@ -4,6 +4,7 @@ import type { ErrorObject } from 'ajv';
 import { DomainError, type ErrorCode } from '../../common/errors.ts';
 import { TokenError, MAX_EXPIRY_MINUTES, type TokenErrorReason } from '../../tokens/store.ts';
 import { TEXTS, type Texts } from './texts.ts';
+import { NoSmsRouteError } from '../../messaging/legacy-send.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
 /** The legacy envelope: Success, Object, Message, keys in this casing whatever the operation. */
@@ -68,6 +69,7 @@ const TOKEN_TEXT: Record<TokenErrorReason, (t: Texts, e: TokenError) => string> 
 function domainText(error: DomainError, t: Texts): string {
   if (error instanceof LegacyProblem) return error.say(t);
   if (error instanceof TokenError) return TOKEN_TEXT[error.reason](t, error);
+  if (error instanceof NoSmsRouteError) return t.noRoute;
   switch (error.code) {
     case 'INSUFFICIENT_BALANCE':
       return t.insufficientCredits;

@@ -10,7 +10,8 @@ import { Envelope, badRequest, errorResponses, ok, LegacyProblem } from './envel
 import { AuthKeyHeader, Name, Receivers, ScheduleDate, Sender, Text, security, tags } from './schemas.ts';
 import { parseReceivers } from './phones.ts';
 import { scheduleAt as parseSchedule } from './dates.ts';
-import { legacyRoute, sendLegacy, sentText, textOf } from './sending.ts';
+import { sentText, textOf } from './sending.ts';
+import { legacyRoute, sendLegacy } from '../../messaging/legacy-send.ts';
 import { findGroup, touchGroup } from '../../contacts/legacy-groups.ts';
 import type { LegacyContext } from './context.ts';
 
@@ -41,6 +42,7 @@ type ContactFields = Static<typeof ContactBody> & { ScheduleDate?: string };
 /** Spec 4.9 sends, their scheduled forms, GET /send and /cancelrequest. */
 export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const { t } = ctx;
+  const deps = { db: ctx.db, routes: ctx.core.routes, accept: ctx.core.accept };
   const when = (request: FastifyRequest, value: string | undefined) => (value === undefined ? null : parseSchedule(value, request.principal.timezone));
 
   async function plain(request: FastifyRequest, reply: FastifyReply, body: SendFields) {
@@ -48,7 +50,7 @@ export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const content = textOf(body.Content);
     if (content === null) throw badRequest((x) => x.contentEmpty);
     const at = when(request, body.ScheduleDate);
-    const result = await sendLegacy(ctx, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at });
+    const result = await sendLegacy(deps, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at });
     void reply.header('X-Request-Id', result.requestId);
     return ok({ requestUniqueId: result.requestId }, sentText(t, result, at, request.principal.timezone));
   }
@@ -62,7 +64,7 @@ export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
     const content = textOf(body.ForceContent) ?? textOf(rule.message);
     if (content === null) throw badRequest((x) => x.ruleWithoutMessage(rule.name));
     const at = when(request, body.ScheduleDate);
-    const result = await sendLegacy(ctx, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at });
+    const result = await sendLegacy(deps, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at });
     await startConversations(ctx.db, request.principal.accountId, rule, result.requestId, receivers, at ?? Date.now());
     void reply.header('X-Request-Id', result.requestId);
     return { text: sentText(t, result, at, request.principal.timezone), requestId: result.requestId };
@@ -82,7 +84,7 @@ export async function sendRoutes(app: FastifyInstance, ctx: LegacyContext) {
     if (receivers.length === 0) throw badRequest((x) => x.groupEmpty(group.name));
     // The 100-phone limit is for Receivers; a group send has the gateway's ceiling.
     if (receivers.length > MAX_RECEIVERS) throw badRequest((x) => x.tooManyReceivers(receivers.length, MAX_RECEIVERS));
-    const result = await sendLegacy(ctx, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at }, route);
+    const result = await sendLegacy(deps, request.principal, { sender: textOf(body.Sender), content, receivers, scheduleAt: at, route });
     await touchGroup(ctx.db, accountId, group.id);
     void reply.header('X-Request-Id', result.requestId);
     return { text: sentText(t, result, at, request.principal.timezone), requestId: result.requestId };

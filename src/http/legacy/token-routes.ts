@@ -4,7 +4,8 @@ import { createToken, validateToken, DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES 
 import { Envelope, badRequest, errorResponses, ok } from './envelope.ts';
 import { AuthKeyHeader, Phone, security, tags } from './schemas.ts';
 import { parsePhone } from './phones.ts';
-import { legacyRoute, requireOneCredit, textOf } from './sending.ts';
+import { textOf } from './sending.ts';
+import { legacyRoute, requireOneCredit } from '../../messaging/legacy-send.ts';
 import { formatDate } from './dates.ts';
 import type { LegacyContext } from './context.ts';
 
