@@ -25,9 +25,9 @@ module.exports = {
     {
       name: 'carriers-know-no-feature-storage-or-http',
       severity: 'error',
-      comment: 'A carrier adapter takes messages and reports receipts; it knows no HTTP, no messaging use case, no storage.',
+      comment: 'A carrier adapter takes messages and reports receipts; it knows no HTTP, no feature, no storage: only carriers/, common/ and the config.',
       from: { path: '^src/carriers/' },
-      to: { path: '^src/(http|messaging|db|dispatch)/' },
+      to: { path: '^src/', pathNot: '^src/(carriers/|common/|config\\.ts$)' },
     },
     {
       name: 'nothing-below-http-imports-http',

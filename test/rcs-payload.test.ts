@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { contentOf, fallbackText, isRcsPayload, type RcsCard, type RcsPayload } from '../src/rcs/payload.ts';
+import { contentOf, fallbackText } from '../src/rcs/payload.ts';
+import { isRcsPayload, type RcsCard, type RcsPayload } from '../src/carriers/rcs-message.ts';
 import { agentMessage, signBody, signatureValid } from '../src/carriers/rbm/wire.ts';
 import { agentMessageProblems } from '../tools/rbm-sim/server.ts';
 

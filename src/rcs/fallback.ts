@@ -2,7 +2,8 @@ import { sql, type Transaction } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { chargedSegments } from '../billing/segments.ts';
-import { fallbackText, isRcsPayload, type RcsPayload } from './payload.ts';
+import { fallbackText } from './payload.ts';
+import { isRcsPayload, type RcsPayload } from '../carriers/rcs-message.ts';
 
 /**
  * SMS fallback (docs/rcs.md "SMS fallback"): a carrier found that the

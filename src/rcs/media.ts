@@ -3,7 +3,7 @@ import sharp from 'sharp';
 import type { Logger } from 'pino';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { DomainError } from '../common/errors.ts';
-import type { RcsMedia } from './payload.ts';
+import type { RcsMedia } from '../carriers/rcs-message.ts';
 import type { MediaStorage } from './media-storage.ts';
 import type { Config } from '../config.ts';
 

@@ -1,10 +1,11 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ERROR_TEXT, OptionalNullable } from '../common/schema.ts';
+import type { RcsCard, RcsMedia, RcsPayload } from '../carriers/rcs-message.ts';
 
 /**
- * RCS message payloads (spec 2.12, 4.2). The send routes validate the
- * client's fields, fetch and store the media, and keep this JSON in the
- * message's `payload`; carriers build their own wire format from it.
+ * The client's RCS fields (basic text, file, card, carousel) as the send
+ * routes validate them, and how they become the stored message payload
+ * (src/carriers/rcs-message.ts) that carriers build their wire format from.
  */
 
 export const MAX_BASIC_TEXT = 1000;
@@ -52,38 +53,6 @@ export interface CardInput {
   cardMessage?: string | undefined;
   buttons?: { text: string; url?: string | null | undefined }[] | undefined;
 }
-
-/** A stored copy of a fetched file, served from our own URL. */
-export interface RcsMedia {
-  /** Our URL (GET /media/:name), what carriers send. */
-  url: string;
-  sha256: string;
-  contentType: string;
-  bytes: number;
-  /** Where the client said the file was. */
-  sourceUrl: string;
-  width?: number;
-  height?: number;
-}
-
-export interface RcsSuggestion {
-  text: string;
-  /** Open-URL action; null = a plain suggested reply. */
-  url: string | null;
-}
-
-export interface RcsCard {
-  title: string | null;
-  description: string | null;
-  media: RcsMedia | null;
-  suggestions: RcsSuggestion[];
-}
-
-export type RcsPayload =
-  | { kind: 'basic'; text: string }
-  | { kind: 'file'; fileName: string; media: RcsMedia }
-  | { kind: 'card'; card: RcsCard }
-  | { kind: 'carousel'; cards: RcsCard[] };
 
 const blank = (s: string | undefined) => s === undefined || s.trim() === '';
 
@@ -134,11 +103,4 @@ export function fallbackText(payload: RcsPayload): string {
     case 'carousel':
       return payload.cards.map(card).join('\n\n');
   }
-}
-
-/** Narrows a stored payload (from the database, via the dispatcher). */
-export function isRcsPayload(value: unknown): value is RcsPayload {
-  if (value === null || typeof value !== 'object' || !('kind' in value)) return false;
-  const kind = (value as { kind: unknown }).kind;
-  return kind === 'basic' || kind === 'file' || kind === 'card' || kind === 'carousel';
 }

@@ -4,7 +4,8 @@ import type { AcceptResult } from '../messaging/accept.ts';
 import { acceptInput, resolveTargeting, type ResolvedTargeting, type Targeting } from '../messaging/send.ts';
 import { DomainError, validation } from '../common/errors.ts';
 import type { MediaStore } from './media.ts';
-import { cardProblems, contentOf, toCard, type CardInput, type RcsMedia, type RcsPayload } from './payload.ts';
+import { cardProblems, contentOf, toCard, type CardInput } from './payload.ts';
+import type { RcsMedia, RcsPayload } from '../carriers/rcs-message.ts';
 
 /** What the four RCS send operations ask for, beside the common fields. */
 export type RcsContent =

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../carrier.ts';
-import { isRcsPayload, type RcsPayload } from '../../rcs/payload.ts';
+import { isRcsPayload, type RcsPayload } from '../rcs-message.ts';
 import { agentMessage, digits, e164, type RbmEvent } from './wire.ts';
 import { ServiceAccountTokens, StaticToken, type ServiceAccountKey, type TokenSource } from './auth.ts';
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { RcsCard, RcsPayload, RcsSuggestion } from '../../rcs/payload.ts';
+import type { RcsCard, RcsPayload, RcsSuggestion } from '../rcs-message.ts';
 
 /**
  * The subset of Google's RCS Business Messaging agent API we speak
