@@ -95,9 +95,18 @@ export interface SliceCounts {
   slice: number;
   status: MessageStatus;
   messages: number;
+  /** Segments and micro-units charged: without what was refunded or never charged (see `charged`). */
   segments: number;
   cost: number;
 }
+
+/**
+ * Whether a message's cost stays charged: not when it was cancelled,
+ * blocked, or rejected by the carrier at submit (FAILED without ever having
+ * been sent). A failure reported by a receipt, after the carrier took the
+ * message, stays charged (docs/statuses.md).
+ */
+const charged = sql<boolean>`not (status in ('CANCELLED', 'BLOCKED') or (status = 'FAILED' and sent_at is null))`;
 
 /**
  * /consolidatedreporting: counts per 15-minute slice and status (and
@@ -112,8 +121,8 @@ export async function consolidatedSlices(db: Executor, accountId: number, from: 
       slice.as('slice'),
       'status',
       sql<number | string>`count(*)`.as('n'),
-      sql<number | string>`sum(segments)`.as('segments'),
-      sql<number | string>`sum(cost)`.as('cost'),
+      sql<number | string>`sum(case when ${charged} then segments else 0 end)`.as('segments'),
+      sql<number | string>`sum(case when ${charged} then cost else 0 end)`.as('cost'),
     ])
     .where('account_id', '=', accountId)
     .where('created_at', '>=', from)

@@ -147,6 +147,31 @@ test('/consolidatedreporting: per day by default, per month with group=true', as
   assert.equal((await legacy(clocked, alice.key, 'GET', '/consolidatedreporting?group=maybe')).status, 400);
 });
 
+test('/consolidatedreporting counts what stayed charged: a receipt failure yes, a rejection at submit no', async () => {
+  const carol = await gw.customer({ balance: 10, farePrice: '0.10' });
+  await legacy(gw, carol.key, 'POST', '/send', { Receivers: '11999990003,11999997777', Content: 'Oi' });
+  await gw.eventually(
+    () => messagesOf(gw, carol.accountId),
+    (ms) => ms.length === 2 && ms.some((m) => m.status === 'FAILED') && ms.some((m) => m.status === 'DELIVERED'),
+    'one rejected at submit, one delivered',
+  );
+  // What a carrier's REJECTD receipt leaves: the message was sent (and stays charged), then failed.
+  await gw.core.db.kysely
+    .updateTable('messages')
+    .set({ status: 'FAILED', status_details: 'stat:REJECTD err:002' })
+    .where('account_id', '=', carol.accountId)
+    .where('status', '=', 'DELIVERED')
+    .execute();
+  later();
+  const daily = await legacy(clocked, carol.key, 'GET', '/consolidatedreporting');
+  const today = DateTime.now().setZone('America/Sao_Paulo').toFormat('yyyy-MM-dd');
+  assert.deepEqual(daily.body.Object, [
+    { Period: today, Messages: 2, Delivered: 0, Undelivered: 0, Pending: 0, Failed: 2, Cancelled: 0, Blocked: 0, Credits: 1, Cost: 0.1, Replies: 0 },
+  ]);
+  const balance = await gw.core.db.kysely.selectFrom('accounts').select('balance').where('id', '=', carol.accountId).executeTakeFirstOrThrow();
+  assert.equal(balance.balance, 9_900_000, 'the balance agrees: only the message the carrier took is charged');
+});
+
 test("reports only show the account's own data", async () => {
   const bob = await gw.customer();
   assert.deepEqual((await legacy(gw, bob.key, 'GET', '/detailedreporting')).body.Object, []);

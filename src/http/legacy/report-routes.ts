@@ -106,8 +106,6 @@ const BUCKET: Record<MessageStatus, Bucket> = {
   CANCELLED: 'Cancelled',
   BLOCKED: 'Blocked',
 };
-/** Cancelled, blocked and carrier-rejected messages were refunded (or never charged). */
-const REFUNDED: Bucket[] = ['Cancelled', 'Blocked', 'Failed'];
 
 /**
  * The legacy reports. Each is served on GET (query) and POST (body), and
@@ -251,10 +249,9 @@ export async function reportRoutes(app: FastifyInstance, ctx: LegacyContext) {
         const bucket = BUCKET[s.status];
         p.Messages += s.messages;
         p[bucket] += s.messages;
-        if (!REFUNDED.includes(bucket)) {
-          p.Credits += s.segments;
-          cost.set(period, (cost.get(period) ?? 0) + s.cost);
-        }
+        // What stayed charged (refunds and messages never charged are left out by the query).
+        p.Credits += s.segments;
+        cost.set(period, (cost.get(period) ?? 0) + s.cost);
       }
       for (const r of slices.replies) at(periodOf(r.slice)).Replies += r.replies;
       const rows = [...periods.values()].sort((a, b) => a.Period.localeCompare(b.Period)).map((p) => ({ ...p, Cost: fromMicros(cost.get(p.Period) ?? 0) }));
