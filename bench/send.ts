@@ -48,10 +48,14 @@ function start(script: string, env: Record<string, string>): Promise<Server> {
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.on('line', (line) => {
       if (!line.startsWith('{')) return;
       const entry = JSON.parse(line) as { msg?: string; address?: string };
       if (entry.msg?.startsWith('gateway listening') && entry.address) {
+        // Listening: the rest (an access log line a request) is drained unread, not parsed on the load generator's cores.
+        lines.close();
+        child.stdout.resume();
         resolve({
           base: entry.address,
           pid: child.pid ?? 0,

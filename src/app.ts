@@ -13,9 +13,14 @@ import { legacyPlugin } from './http/legacy/plugin.ts';
 import { rcsPublicRoutes } from './http/public-routes.ts';
 import { openMediaStorage } from './rcs/storage.ts';
 import { metricsRoute, recordResponses } from './http/metrics-route.ts';
+import { swaggerOptions } from './http/openapi.ts';
+import { PUBLIC_DOCS } from './http/public-docs.ts';
+import { accessLog } from './http/access-log.ts';
+import type { AdminToken } from './http/operator-token.ts';
 
 export interface AppOptions {
-  adminToken: string;
+  /** The operator token (/admin, /metrics), or only its SHA-256 when the database keeps it (src/bootstrap.ts). */
+  adminToken: AdminToken;
   /** Pino logger for requests; tests pass false. */
   logger?: boolean;
 }
@@ -53,28 +58,15 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
   app.addHook('onRequest', refuseLargeHeads);
   // Before any route: the hook covers them all, and the not-found handlers.
   recordResponses(app, core.metrics);
+  // One log line per request (src/http/access-log.ts); Fastify's own request logging is off (logController above).
+  if (options.logger !== false && core.config.ACCESS_LOG === 'true') accessLog(app);
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.0.3',
-      info: {
-        title: 'Messaging gateway',
-        version: '1.0.0',
-        description: 'Gateway interface (SMS, reports, contacts, routes, balance) and operator API. The Legacy v2 interface is served under /api/v2/.',
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          operator: { type: 'http', scheme: 'bearer' },
-        },
-      },
-      security: [{ apiKey: [] }],
-    },
-  });
+  // The document's head, components and the x-doc pass: src/http/openapi.ts (docs/api.md).
+  await app.register(swagger, swaggerOptions());
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  app.get('/healthz', { schema: PUBLIC_DOCS.healthz }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: PUBLIC_DOCS.readyz }, async (_request, reply) => {
     const carriers = Object.fromEntries([...core.carriers.values()].map((c) => [c.name, c.ready()]));
     try {
       await sql`select 1`.execute(core.db.kysely);
@@ -84,7 +76,7 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     const ready = Object.values(carriers).every(Boolean);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'carrier not ready', carriers });
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: PUBLIC_DOCS.openapi }, async () => app.swagger());
   // Prometheus (docs/metrics.md): operator token, like /admin.
   metricsRoute(app, { metrics: core.metrics, adminToken: options.adminToken });
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { configProblems } from './config-errors.ts';
 
 /**
  * Configuration comes from environment variables only. The schema is the
@@ -7,7 +8,12 @@ import { Value } from '@sinclair/typebox/value';
  * refused at start with the variable's name and what it must be.
  */
 export const ConfigSchema = Type.Object({
-  HOST: Type.String({ default: '0.0.0.0' }),
+  /** An address of this machine or a host name (checked again when listening: docs/operations.md). */
+  HOST: Type.String({
+    default: '127.0.0.1',
+    pattern:
+      '^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*(?:%[A-Za-z0-9_.-]+)?)$',
+  }),
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   GATEWAY_DATA_DIR: Type.String({ minLength: 1, default: './data' }),
   /** postgres:// URL; when absent the embedded SQLite database in the data directory is used. */
@@ -30,8 +36,8 @@ export const ConfigSchema = Type.Object({
   DISPATCH_BATCH: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   /** Idle poll interval of the dispatcher (scheduled messages are due within this). */
   DISPATCH_POLL_MS: Type.Integer({ minimum: 10, maximum: 1000, default: 250 }),
-  /** Create a demo account, route and key when the database is new. */
-  GATEWAY_DEMO: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  /** Create a demo account, route and key when the database is new (also `npm start -- --demo`); off by default (docs/operator.md). */
+  GATEWAY_DEMO: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   /** SQLite synchronous mode: FULL makes every accepted request survive power loss. */
   SQLITE_SYNCHRONOUS: Type.Union([Type.Literal('FULL'), Type.Literal('NORMAL')], { default: 'FULL' }),
   /** Account time zone default for schedule dates. */
@@ -73,6 +79,13 @@ export const ConfigSchema = Type.Object({
   MEDIA_S3_SECRET_ACCESS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** Public base URL of the bucket (carriers fetch <base>/<prefix><name> directly); when unset, the gateway serves /media/<name> from the bucket. */
   MEDIA_S3_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*[^\\s?#/])?$' })),
+  // --- retention and access log (docs/operations.md) ---
+  /** Finished messages (and their status history) are deleted this many days after they were created and finished; unset: kept for ever. */
+  RETENTION_MESSAGES_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
+  /** RCS media no send has used for this many days, and that no message waiting to be sent needs, is deleted; unset: kept for ever. */
+  RETENTION_MEDIA_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
+  /** One log line per HTTP request (method, route, status, duration, account, request id). */
+  ACCESS_LOG: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
 });
 
 export type Config = Static<typeof ConfigSchema>;
@@ -89,8 +102,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw));
   const errors = [...Value.Errors(ConfigSchema, converted)];
   if (errors.length > 0) {
-    const lines = errors.map((e) => `  ${e.path.slice(1) || '(config)'}=${JSON.stringify(raw[e.path.slice(1)])}: ${e.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+    // One line per bad variable: its name, its value (secrets hidden) and what it must be (src/config-errors.ts).
+    throw new ConfigError(configProblems(ConfigSchema.properties, env, errors).join('\n'));
   }
   return converted as Config;
 }

@@ -1,34 +1,26 @@
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
-import { openDatabase, type Db } from './db/database.ts';
+import { openBase, type Base, type BaseOptions } from './base.ts';
 import { GroupCommitter } from './db/group-commit.ts';
-import { KeyAuthenticator } from './accounts/api-keys.ts';
-import { AccountRoutes } from './routing/account-routes.ts';
 import { acceptJob, refusalError, type AcceptInput, type AcceptItem, type AcceptRefusal, type AcceptResult } from './messaging/accept.ts';
 import { recordInbound, type StoredReply } from './messaging/replies.ts';
 import { outcomesJob, packOutcomes, type Outcome } from './messaging/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
-import type { Carrier, CarrierEvents } from './carriers/carrier.ts';
-import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
-import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
+import type { CarrierEvents } from './carriers/carrier.ts';
 import { createEvents, type Events } from './events/events.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { contextRulesHook } from './contextrules/hook.ts';
 import { unfinishedCarrierIds } from './messaging/outbox.ts';
+import { Retention } from './retention/retention.ts';
+import { openMediaStorage } from './rcs/storage.ts';
 
 /**
- * The composition root below HTTP: database, use-case machinery, carriers
- * and the dispatcher loop. The HTTP app, the CLI and tests all build on it.
+ * The composition root below HTTP: on the base (src/base.ts: database,
+ * caches, carrier connections), the use-case machinery, the carriers
+ * started and the dispatcher loop. The HTTP app and tests build on it; the
+ * CLI opens only the base.
  */
-export interface Core {
-  config: Config;
-  log: Logger;
-  db: Db;
-  auth: KeyAuthenticator;
-  /** Each account's routes, cached a second (src/routing/account-routes.ts). */
-  routes: AccountRoutes;
-  carriers: Map<string, Carrier>;
-  simulator: SimulatorCarrier;
+export interface Core extends Base {
   dispatcher: Dispatcher;
   /** Durably records a send request (group commit) and wakes the dispatcher. */
   accept(input: AcceptInput): Promise<AcceptResult>;
@@ -38,34 +30,21 @@ export interface Core {
   events: Events;
   /** Prometheus figures of this core (src/metrics, docs/metrics.md). */
   metrics: Metrics;
+  /** The daily deletion of old finished messages and unused media (src/retention; off unless RETENTION_* are set). */
+  retention: Retention;
   /** Resolves when every accepted result and receipt has been written. */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
 
-export interface CoreOptions {
-  /** Start the dispatcher loop and carriers (the CLI does not). */
+export interface CoreOptions extends BaseOptions {
+  /** Start the dispatcher loop and carriers (default); false: a process that serves HTTP and sends nothing. */
   dispatch?: boolean;
-  pgSchema?: string;
-  extraCarriers?: Carrier[];
 }
 
 export async function createCore(config: Config, log: Logger, options: CoreOptions = {}): Promise<Core> {
-  const simulator = new SimulatorCarrier(config.SIMULATOR_DELIVERY_MS, config.SIMULATOR_JOURNAL ?? null);
-  const carriers = new Map<string, Carrier>([[simulator.name, simulator]]);
-  const configured = config.GATEWAY_CARRIERS_FILE ? buildCarriers(readCarriersFile(config.GATEWAY_CARRIERS_FILE), process.env, log) : [];
-  for (const c of [...configured, ...(options.extraCarriers ?? [])]) carriers.set(c.name, c);
-  const db = await openDatabase({
-    dataDir: config.GATEWAY_DATA_DIR,
-    databaseUrl: config.DATABASE_URL,
-    sqliteSynchronous: config.SQLITE_SYNCHRONOUS,
-    // Nothing works without the database: exit, so that a supervisor restarts the gateway (what was accepted is on disk).
-    onSqliteDeath: (err) => {
-      log.fatal({ err }, 'the SQLite thread stopped; exiting');
-      process.exit(70);
-    },
-    ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
-  });
+  const base = await openBase(config, log, options);
+  const { db, carriers } = base;
 
   const metrics = createMetrics({ db, carriers, log });
   const accepter = new GroupCommitter<AcceptInput, AcceptResult | AcceptRefusal>((items) => db.run(acceptJob, items));
@@ -126,25 +105,29 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     unfinished: () => unfinishedCarrierIds(db.kysely, connector),
   });
 
+  // Retention (src/retention): a loop beside the dispatcher, once a day across the processes sharing the database.
+  const retention = new Retention(
+    db,
+    log.child({ component: 'retention' }),
+    { messagesDays: config.RETENTION_MESSAGES_DAYS, mediaDays: config.RETENTION_MEDIA_DAYS },
+    () => openMediaStorage(config),
+  );
+
   const dispatch = options.dispatch ?? true;
   if (dispatch) {
     for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
     await dispatcher.start();
     events.start();
+    retention.start();
   }
 
   const core: Core = {
-    config,
-    log,
-    db,
-    auth: new KeyAuthenticator(db.kysely),
-    routes: new AccountRoutes(db.kysely),
-    carriers,
-    simulator,
+    ...base,
     dispatcher,
     onReply,
     events,
     metrics,
+    retention,
     accept: async (input) => {
       // Messages due now may go to this process's carrier straight from the accept, without a claim (Handoff in src/messaging/accept.ts).
       const connector = input.route.connector;
@@ -188,7 +171,8 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       }
       await outcomes.idle();
       await events.close();
-      await db.close();
+      await retention.stop();
+      await base.close();
     },
   };
   // Automatic answers (context rules) after the events' hook (opt-out first), in every process whatever interfaces it serves.

@@ -1,10 +1,11 @@
-import type { Core } from './core.ts';
-import { createAccount, getAccount, publicAccount } from './accounts/accounts.ts';
-import { issueApiKey, revokeApiKey } from './accounts/api-keys.ts';
+import type { Base } from './base.ts';
+import { createAccount, getAccount, listAccounts, publicAccount, setAccountActive, type AccountQuery } from './accounts/accounts.ts';
+import { issueApiKey, listApiKeys, revokeApiKey } from './accounts/api-keys.ts';
 import { addLedgerEntry } from './billing/ledger.ts';
 import { fromMicros, toMicros } from './billing/money.ts';
-import { createRoute, fallbackProblems, grantRoute, operatorRoute, setRouteFallback } from './routing/routes.ts';
-import { addContacts, createContactGroup, ensureContactGroup } from './contacts/groups.ts';
+import { createRoute, fallbackProblems, grantRoute, listGrantedRoutes, listRoutes, operatorRoute, setRouteFallback } from './routing/routes.ts';
+import { createContactGroup, ensureContactGroup } from './contacts/groups.ts';
+import { importContacts, type ContactRow, type ImportProgress } from './contacts/import.ts';
 import { validation } from './common/errors.ts';
 import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
@@ -26,11 +27,33 @@ function checkTimezone(tz: string): string {
   }
 }
 
+/** Largest page of the operator's lists (accounts, keys, routes). */
+export const MAX_PAGE = 1000;
+export const ACCOUNT_STATUSES = ['active', 'deactivated', 'all'] as const;
+export const ACCOUNT_ORDERS = ['newest', 'id'] as const;
+
+const whole = (field: string, value: number, min: number, max: number): number => {
+  if (!Number.isSafeInteger(value) || value < min || value > max) throw validation([`${field}: must be a whole number from ${min} to ${max}`]);
+  return value;
+};
+
+/** A page as the lists take it; the HTTP edge checks the same bounds in its schema, the CLI relies on this. */
+function checkPage(page: { skip?: number | undefined; limit?: number | undefined }): { skip: number; limit: number } {
+  return { skip: whole('skip', page.skip ?? 0, 0, Number.MAX_SAFE_INTEGER), limit: whole('limit', page.limit ?? 100, 1, MAX_PAGE) };
+}
+
+function oneOf<T extends string>(field: string, allowed: readonly T[], value: string | undefined): T | undefined {
+  if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
+  throw validation([`${field}: must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`]);
+}
+
 /**
  * What the operator of the gateway can do (docs/decisions.md, "Keys and accounts"):
- * the admin HTTP API and the CLI are two edges over these use cases.
+ * the admin HTTP API and the CLI are two edges over these use cases. They
+ * need only the base (src/base.ts): the HTTP app passes its core, the CLI
+ * the base alone.
  */
-export function operator(core: Core) {
+export function operator(core: Base) {
   const db = core.db.kysely;
   return {
     async createAccount(input: {
@@ -47,6 +70,50 @@ export function operator(core: Core) {
     },
     async getAccount(id: number) {
       return publicAccount(await getAccount(db, id));
+    },
+    /** Accounts, newest first (or by id), filtered by part of the name and by status (docs/operator.md). */
+    async listAccounts(query: {
+      skip?: number | undefined;
+      limit?: number | undefined;
+      name?: string | undefined;
+      status?: string | undefined;
+      order?: string | undefined;
+    }) {
+      const q: AccountQuery = {
+        ...checkPage(query),
+        name: query.name === undefined || query.name === '' ? undefined : query.name,
+        status: oneOf('status', ACCOUNT_STATUSES, query.status),
+        order: oneOf('order', ACCOUNT_ORDERS, query.order),
+      };
+      return listAccounts(db, q);
+    },
+    /**
+     * Deactivates (false) or reactivates (true) an account: the keys of a
+     * deactivated account, and of the child users of a deactivated reseller,
+     * are refused on both interfaces; what it already had accepted is still
+     * sent (docs/operator.md). The key cache forgets at once here, within its
+     * lifetime in other processes.
+     */
+    async setAccountActive(accountId: number, active: boolean) {
+      const row = await setAccountActive(db, accountId, active);
+      core.auth.invalidate();
+      return publicAccount(row);
+    },
+    /** The account's keys (revoked ones too): ids, last characters, dates, allow-lists; never a key. */
+    async listKeys(accountId: number, page: { skip?: number | undefined; limit?: number | undefined } = {}) {
+      const checked = checkPage(page);
+      await getAccount(db, accountId);
+      return listApiKeys(db, accountId, checked);
+    },
+    /** Every route, by id: channel, connection, prices, SMS fallback. */
+    async listRoutes(page: { skip?: number | undefined; limit?: number | undefined } = {}) {
+      return listRoutes(db, checkPage(page));
+    },
+    /** The routes granted to the account, by id. */
+    async listAccountRoutes(accountId: number, page: { skip?: number | undefined; limit?: number | undefined } = {}) {
+      const checked = checkPage(page);
+      await getAccount(db, accountId);
+      return listGrantedRoutes(db, accountId, checked);
     },
     async issueKey(accountId: number, allowedIps?: string[]) {
       return issueApiKey(db, accountId, allowedIps);
@@ -126,19 +193,22 @@ export function operator(core: Core) {
         return createContactGroup(tx, accountId, name, description, numbers);
       });
     },
-    /** Adds named contacts to the account's group of that name, creating it when new. */
-    async importContactGroup(accountId: number, name: string, contacts: { phone: string; name: string | null }[]) {
-      return db.transaction().execute(async (tx) => {
+    /**
+     * Adds named contacts to the account's group of that name, creating it when new: rows as they are read
+     * (a CSV file of any size, readContactsCsv), written in batches (src/contacts/import.ts).
+     */
+    async importContactGroup(accountId: number, name: string, rows: AsyncIterable<ContactRow>, onProgress?: (progress: ImportProgress) => void) {
+      const groupId = await db.transaction().execute(async (tx) => {
         await getAccount(tx, accountId);
-        const groupId = await ensureContactGroup(tx, accountId, name);
-        return { id: groupId, ...(await addContacts(tx, accountId, groupId, contacts)) };
+        return ensureContactGroup(tx, accountId, name);
       });
+      return { id: groupId, ...(await importContacts(db, accountId, groupId, rows, onProgress)) };
     },
     // --- events (src/events, docs/webhooks.md): legacy callbacks and opt-out keywords ---
     /** Sets the account's Legacy v2 callback URLs (absent or null turns one off). */
     async setCallbacks(accountId: number, input: { replyUrl?: string | null | undefined; statusUrl?: string | null | undefined }) {
       await getAccount(db, accountId);
-      return setCallbacks(db, (url) => core.events.fetcher.check(url), accountId, input);
+      return setCallbacks(db, (url) => core.checkUrl(url), accountId, input);
     },
     async getCallbacks(accountId: number) {
       await getAccount(db, accountId);

@@ -408,9 +408,10 @@ test('POST /admin/simulator/inbound: 202; bad bodies 400', async () => {
 test('unknown operator operations are 404 {error}', async () => {
   for (const [method, url] of [
     ['GET', '/admin/nope'],
-    ['GET', '/admin/accounts'],
+    ['GET', '/admin/api-keys'],
     ['PUT', '/admin/accounts/1'],
-    ['GET', '/admin/routes'],
+    ['DELETE', '/admin/routes'],
+    ['GET', '/admin/accounts/1/nope'],
   ] as const) {
     assertError(await gw.admin(method, url), 404);
   }

@@ -1,5 +1,5 @@
 /**
- * Child users (spec 2.10, 4.7; DECISIONS.md "Child users"): a RESELLER key
+ * Child users (docs/child-users-and-short-links.md): a RESELLER key
  * creates CUSTOMER accounts under it, lists them, issues their keys and
  * moves credits to and from them. Runs on SQLite, or PostgreSQL with
  * TEST_DATABASE_URL.
@@ -86,7 +86,7 @@ function assertOk(res: Res) {
   assert.ok(res.body.message === null || typeof res.body.message === 'string');
 }
 
-/** A CoreResult failure; with `fields`, exactly one `errors` entry per listed field, each naming it. */
+/** A failure in the gateway envelope (`hasError: true`); with `fields`, exactly one `errors` entry per listed field, each naming it. */
 function assertFailure(res: Res, status: number, fields?: string[]) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.hasError, true);

@@ -70,7 +70,7 @@ function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {
   const run = gw.core.db.run.bind(gw.core.db);
   gw.core.db.run = ((job, items) => {
     if ((job as unknown) === claimJob) claims.push(...(items as ClaimRequest[]));
-    if ((job as unknown) === renewJob && options.refuseRenewals) return Promise.resolve(items.map(() => new Error('renewal refused')));
+    if ((job as unknown) === renewJob && options.refuseRenewals) return Promise.reject(new Error('renewal refused'));
     return run(job, items);
   }) as typeof run;
   return claims;

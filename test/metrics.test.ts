@@ -111,11 +111,13 @@ test('GET /metrics with the token: 200, Prometheus text format, process and gate
   assert.ok(!text.includes(`route="/admin/accounts/${alice.accountId}/routes"`), 'never the raw URL');
 });
 
-test('/metrics is not in the OpenAPI document', async () => {
+test('/metrics is in the OpenAPI document, behind the operator token', async () => {
   const res = await gw.call(null, 'GET', '/openapi.json');
   assert.equal(res.status, 200);
-  assert.ok(!Object.keys(res.body.paths).includes('/metrics'));
-  assert.ok(Object.keys(res.body.paths).includes('/messages/sms/send'));
+  const metrics = res.body.paths['/metrics'].get;
+  assert.deepEqual(metrics.security, [{ operatorToken: [] }]);
+  assert.ok(metrics.responses['200'].content['text/plain']);
+  assert.ok(metrics.responses['401']);
 });
 
 test('one SMS sent and delivered: accepted, HTTP, submit and receipt counters, carrier gauges, empty outbox', async () => {

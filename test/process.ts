@@ -4,32 +4,39 @@ import { createInterface } from 'node:readline';
 export interface GatewayProcess {
   base: string;
   child: ChildProcess;
+  /** What it printed on stdout that is not a JSON log line (operator token, demo account), so far. */
+  output(): string;
   /** SIGKILL: no shutdown code runs. */
   kill(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Runs `src/server.ts` as a real process (as `npm start` does) and waits until it listens. */
-export function spawnGateway(env: Record<string, string>): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+/** Runs `src/server.ts` as a real process (as `npm start -- ...args` does) and waits until it listens. */
+export function spawnGateway(env: Record<string, string>, args: string[] = []): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts', ...args], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
+  let output = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     child.once('exit', (code, signal) => reject(new Error(`gateway exited with ${code} (signal ${signal}): ${stderr}`)));
     const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
     lines.on('line', (line) => {
-      if (!line.startsWith('{')) return;
+      if (!line.startsWith('{')) {
+        output += `${line}\n`;
+        return;
+      }
       const entry = JSON.parse(line) as { msg?: string; address?: string };
       if (entry.msg?.startsWith('gateway listening') && entry.address) {
         clearTimeout(timer);
         resolve({
           base: entry.address,
           child,
+          output: () => output,
           kill: async () => {
             child.kill('SIGKILL');
             await exited;

@@ -268,7 +268,7 @@ test('operator API: fallbackRouteId is shown, set, cleared and checked', async (
   assert.equal(cleared.body.fallbackRouteId, null);
   const stored = await db().selectFrom('routes').select('fallback_route_id').where('id', '=', routes.rcsPlain).executeTakeFirstOrThrow();
   assert.equal(stored.fallback_route_id, null);
-  // Customers' route list (spec 2.3) is unchanged.
+  // Customers' route list (GET /routes: the public fields only) is unchanged.
   assert.deepEqual(Object.keys((await gw.call(keyA, 'GET', '/routes')).body.object[0]).sort(), [
     'displayName',
     'farePrice',

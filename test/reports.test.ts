@@ -112,7 +112,7 @@ after(() => gw.close());
 
 // ---------------------------------------------------------------- sent report
 
-test('sent report: every message of the account, newest first, with the fields of spec 2.5', async () => {
+test('sent report: every message of the account, newest first, with the fields in SENT_FIELDS', async () => {
   const report = await sent(alice.key);
   assert.equal(report.hasError, false);
   assert.deepEqual(report.errors, []);

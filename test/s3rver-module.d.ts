@@ -15,6 +15,8 @@ declare module '@20minutes/s3rver' {
     directory?: string;
     resetOnClose?: boolean;
     configureBuckets?: { name: string; configs?: (string | Buffer)[] }[];
+    /** Accept any well-formed signature (its check of a bucket listing by the current SDK is wrong). */
+    allowMismatchedSignatures?: boolean;
   }
 
   /** Emitted for every object written or deleted, as S3 event notifications are. */

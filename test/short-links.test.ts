@@ -1,5 +1,5 @@
 /**
- * Short links (spec 2.11, 4.8; DECISIONS.md "Short link update/access"):
+ * Short links (docs/child-users-and-short-links.md):
  * the account's CRUD, the public redirect with its counters, and
  * `shortenLinks` on SMS sends. Runs on SQLite, or PostgreSQL with
  * TEST_DATABASE_URL.

@@ -44,7 +44,7 @@ function assertOk(res: Res) {
   assert.equal(typeof res.body.message, 'string');
 }
 
-/** A CoreResult failure; with `fields`, exactly one `errors` entry per listed field, each naming it. */
+/** A failure in the gateway envelope (`hasError: true`); with `fields`, exactly one `errors` entry per listed field, each naming it. */
 function assertFailure(res: { status: number; body: any }, status: number, fields?: string[]) {
   assert.equal(res.status, status, JSON.stringify(res.body));
   assert.equal(res.body.hasError, true);

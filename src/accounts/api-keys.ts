@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { BlockList, isIP } from 'node:net';
 import type { Executor } from '../db/executor.ts';
 import { DomainError, notFound, unauthorized, validation } from '../common/errors.ts';
@@ -12,7 +13,7 @@ export interface Principal {
   timezone: string;
 }
 
-/** Keys are UUID-shaped (spec 5) and stored only as a SHA-256 hash. */
+/** Keys are UUID-shaped and stored only as a SHA-256 hash. */
 export const hashKey = (key: string) => createHash('sha256').update(key).digest('hex');
 
 export async function issueApiKey(db: Executor, accountId: number, allowedIps: string[] | undefined) {
@@ -26,10 +27,50 @@ export async function issueApiKey(db: Executor, accountId: number, allowedIps: s
   const key = randomUUID();
   const row = await db
     .insertInto('api_keys')
-    .values({ account_id: accountId, key_hash: hashKey(key), allowed_ips: ips ? JSON.stringify(ips) : null, created_at: Date.now(), revoked_at: null })
+    .values({
+      account_id: accountId,
+      key_hash: hashKey(key),
+      allowed_ips: ips ? JSON.stringify(ips) : null,
+      created_at: Date.now(),
+      revoked_at: null,
+      hint: key.slice(-HINT_LENGTH),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: Number(row.id), key };
+}
+
+/** Characters of a key kept in clear for listings: 16 of its 122 random bits, not enough to guess the rest. */
+const HINT_LENGTH = 4;
+
+const iso = (ms: number | string | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
+
+/** What the operator sees of a key: never the key, only its last characters (`hint`). */
+export interface ListedKey {
+  id: number;
+  /** The key's last 4 characters; null for keys issued before the gateway kept them. */
+  hint: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+  /** Addresses or CIDR ranges the key may be used from; null: any. */
+  allowedIps: string[] | null;
+}
+
+/** One page of the account's keys, revoked ones included, oldest first. */
+export async function listApiKeys(db: Executor, accountId: number, page: { skip: number; limit: number }): Promise<{ records: ListedKey[]; total: number }> {
+  const base = db.selectFrom('api_keys').where('account_id', '=', accountId);
+  const [rows, total] = await Promise.all([
+    base.select(['id', 'hint', 'created_at', 'revoked_at', 'allowed_ips']).orderBy('id').offset(page.skip).limit(page.limit).execute(),
+    base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst(),
+  ]);
+  const records = rows.map((r) => ({
+    id: Number(r.id),
+    hint: r.hint,
+    createdAt: iso(r.created_at) as string,
+    revokedAt: iso(r.revoked_at),
+    allowedIps: r.allowed_ips ? (JSON.parse(r.allowed_ips) as string[]) : null,
+  }));
+  return { records, total: Number(total?.n ?? 0) };
 }
 
 export async function revokeApiKey(db: Executor, keyId: number): Promise<void> {
@@ -66,13 +107,15 @@ interface CachedKey {
   /** null: no such key (cached too, so a flood of bad keys does not hit the database). */
   principal: Principal | null;
   allow: BlockList | null;
-  active: boolean;
+  /** Why a live key is refused anyway: its account, or the reseller of that account, is deactivated; null: it is not. */
+  refusal: string | null;
 }
 
 /**
  * Resolves API keys to principals. Lookups are cached for a short time
- * (keys are checked on every request); a revocation through this process
- * clears the cache at once, other processes see it within `ttlMs`.
+ * (keys are checked on every request); a revocation or an account's
+ * (de)activation through this process clears the cache at once, other
+ * processes see it within `ttlMs`.
  */
 export class KeyAuthenticator {
   private readonly cache: LookupCache<string, CachedKey>;
@@ -88,33 +131,49 @@ export class KeyAuthenticator {
     this.cache.clear();
   }
 
-  /** Throws UNAUTHORIZED for a missing, unknown, revoked or IP-restricted key. */
+  /** Throws UNAUTHORIZED for a missing, unknown, revoked or IP-restricted key, or one of a deactivated account (or reseller). */
   async authenticate(key: string | undefined, ip: string): Promise<Principal> {
     if (!key) throw unauthorized();
     const hash = hashKey(key.trim());
     const entry = await this.cache.get(hash, () => this.load(hash));
     if (!entry.principal) throw unauthorized('The API key is invalid or has been revoked.');
-    if (!entry.active) throw unauthorized('The account of this API key is deactivated.');
     if (entry.allow && !ipAllowed(entry.allow, ip)) {
       throw new DomainError('UNAUTHORIZED', `The calling address ${ip} is not authorized for this API key.`);
     }
+    // After the allow-list: a caller outside it learns nothing of the account.
+    if (entry.refusal) throw unauthorized(entry.refusal);
     return entry.principal;
   }
 
   private async load(hash: string): Promise<CachedKey> {
+    // A child user's account (src/childusers) has its reseller as parent: the reseller's deactivation stops it too.
     const row = await this.db
       .selectFrom('api_keys')
       .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
-      .select(['api_keys.id as keyId', 'api_keys.account_id as accountId', 'api_keys.allowed_ips', 'accounts.role', 'accounts.timezone', 'accounts.active'])
+      .leftJoin('accounts as parent', 'parent.id', 'accounts.parent_id')
+      .select([
+        'api_keys.id as keyId',
+        'api_keys.account_id as accountId',
+        'api_keys.allowed_ips',
+        'accounts.role',
+        'accounts.timezone',
+        'accounts.active',
+        'parent.active as parentActive',
+      ])
       .where('api_keys.key_hash', '=', hash)
       .where('api_keys.revoked_at', 'is', null)
       .executeTakeFirst();
-    if (!row) return { principal: null, allow: null, active: false };
+    if (!row) return { principal: null, allow: null, refusal: null };
     const cidrs = row.allowed_ips ? (JSON.parse(row.allowed_ips) as string[]) : null;
     return {
       principal: { accountId: Number(row.accountId), keyId: Number(row.keyId), role: row.role, timezone: row.timezone },
       allow: cidrs ? buildAllowList(cidrs) : null,
-      active: row.active === 1,
+      refusal:
+        row.active !== 1
+          ? 'The account of this API key is deactivated.'
+          : row.parentActive === 0
+            ? 'The reseller account this account belongs to is deactivated.'
+            : null,
     };
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The spec's charging rule (4.1, 8): up to 160 characters is one credit;
+ * The charging rule: up to 160 characters is one credit;
  * longer texts cost one credit per 153 characters. Counted in Unicode code
  * points, whatever the encoding on the wire.
  */

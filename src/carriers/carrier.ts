@@ -5,7 +5,7 @@
  * inbound texts through the events object given at start.
  */
 
-/** Our status values a receipt can move a message to (docs/decisions.md). */
+/** Our status values a receipt can move a message to (docs/statuses.md). */
 export type ReceiptStatus = 'SENT' | 'DELIVERED' | 'UNDELIVERED' | 'EXPIRED' | 'FAILED';
 
 export interface OutboundMessage {

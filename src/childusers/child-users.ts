@@ -13,7 +13,7 @@ import { checkChildUser, emailKey, type ChildUserInput, type NewChildUser } from
 import type { ChildUserRow, ChildUserTables } from './tables.ts';
 import { transferCredits, TransferError } from '../billing/transfer.ts';
 
-/** Spec 2.10 PublicChildUser. */
+/** A child user as the gateway answers it (`/child-users`); `id` is the child's account id. */
 export interface PublicChildUser {
   id: number;
   fullName: string;
@@ -74,7 +74,7 @@ const insufficient = (field: string, who: string, balance: number, amount: numbe
 };
 
 /**
- * Creates a child user (spec 4.7): a CUSTOMER account under the reseller,
+ * Creates a child user (`POST /child-users`): a CUSTOMER account under the reseller,
  * with the reseller's time zone and routes, its owner credential (password
  * hashed), and `limit` moved from the reseller's balance with a ledger entry
  * on both sides, all in one transaction.

@@ -1,6 +1,6 @@
 /**
- * Brazilian taxpayer documents of a child user (spec 2.10: "CPF or CNPJ,
- * stored without formatting"): CPF has 11 digits, CNPJ 14 characters, each
+ * Brazilian taxpayer documents of a child user, a CPF or a CNPJ, stored
+ * without formatting: CPF has 11 digits, CNPJ 14 characters, each
  * ending in two mod-11 check digits. Formatting (dots, dashes, slash,
  * spaces) is tolerated on input and dropped.
  *

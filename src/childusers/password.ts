@@ -1,8 +1,8 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /**
- * The slow password hash of a child user's owner credential (docs/decisions.md
- * "Child users"): scrypt with a random 16-byte salt.
+ * The slow password hash of a child user's owner credential
+ * (docs/child-users-and-short-links.md, "Decisions"): scrypt with a random 16-byte salt.
  *
  * Parameters: N = 2^15, r = 8, p = 3, 32-byte key. This is one of the
  * equivalent settings the OWASP Password Storage Cheat Sheet lists for

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 
 /**
- * What a reseller gives when it creates a child user (spec 4.7). The child
+ * What a reseller gives when it creates a child user. The child
  * itself is an `accounts` row (role CUSTOMER, parent_id = the reseller);
  * `account_id` is that row's id and the child user's public id.
  */

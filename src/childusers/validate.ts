@@ -6,7 +6,7 @@ import { normalizeDocument } from './documents.ts';
 export const MIN_PASSWORD_LENGTH = 8;
 
 /**
- * The body of POST /child-users (spec 4.7) as far as its types are right.
+ * The body of POST /child-users as far as its types are right.
  * A field the edge already refused for its type is left out (undefined), so
  * each problem is reported once.
  */

@@ -1,24 +1,32 @@
-import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parse as parseCsv } from 'csv-parse/sync';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../config.ts';
-import { createCore } from '../core.ts';
+import { openBase } from '../base.ts';
 import { operator, type Operator } from '../operator.ts';
 import { DomainError } from '../common/errors.ts';
+import { Listing, minute } from './table.ts';
+import { runMaintenance } from './backup.ts';
+import { importCsvFile } from './csv-import.ts';
 
 const USAGE = `Operator CLI (same use cases as the /admin API)
 
   account create --name NAME [--role CUSTOMER|RESELLER] [--timezone TZ] [--balance N]
   account show --account ID
+  account list [--name TEXT] [--status active|deactivated|all] [--order newest|id] [--skip N] [--limit N] [--json]
+  account deactivate --account ID   (its keys and its child users' keys are refused; accepted messages still go)
+  account activate --account ID
   key issue --account ID [--allowed-ip CIDR ...]
   key revoke --key ID
+  key list --account ID [--skip N] [--limit N] [--json]   (last 4 characters of each key, never the key)
   credits add --account ID --amount N [--reason TEXT]
   route create --name NAME --price N --reply-price N [--product NAME] [--product-id N] [--channel SMS|RCS] [--connector NAME] [--fallback-route ID]
   route fallback --route ID --fallback-route ID|none   (an RCS route's SMS route for phones without RCS)
   route grant --account ID --route ID
+  route list [--account ID] [--skip N] [--limit N] [--json]   (every route, or those granted to the account)
   group create --account ID --name NAME [--number PHONE ...]
-  group import --account ID --name NAME --csv FILE   (first column: phone; optional second column: name; a header row is skipped)
+  group import --account ID --name NAME --csv FILE   (first column: phone; optional second column: name; a header row is skipped; streamed, any size)
+  backup --to FILE [--force]      (SQLite: a consistent copy, mode 0600, while the gateway runs; PostgreSQL: use pg_dump)
+  restore --from FILE [--force]   (SQLite: every gateway process on the data directory stopped; the old database is kept aside)
 
 Uses the same database as the server (GATEWAY_DATA_DIR / DATABASE_URL).`;
 
@@ -42,6 +50,14 @@ const options = {
   'fallback-route': { type: 'string' },
   number: { type: 'string', multiple: true },
   csv: { type: 'string' },
+  to: { type: 'string' },
+  from: { type: 'string' },
+  force: { type: 'boolean' },
+  status: { type: 'string' },
+  order: { type: 'string' },
+  skip: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -59,12 +75,11 @@ const id = (values: Values, name: keyof Values) => {
   return n;
 };
 
-/** Phones (and names) from a CSV file; a first row without digits is a header. */
-export function readNumbersCsv(text: string): { phone: string; name: string | null }[] {
-  const rows = parseCsv(text, { relax_column_count: true, skip_empty_lines: true, trim: true }) as string[][];
-  const body = rows.length && !/\d/.test(rows[0]?.[0] ?? '') ? rows.slice(1) : rows;
-  return body.map((r) => ({ phone: r[0] ?? '', name: r[1] ? r[1] : null }));
-}
+/** --skip and --limit as given (the use case checks them: whole numbers, limit at most 1,000). */
+const paging = (values: Values) => ({
+  skip: values.skip === undefined ? undefined : Number(values.skip.trim() === '' ? Number.NaN : values.skip),
+  limit: values.limit === undefined ? undefined : Number(values.limit.trim() === '' ? Number.NaN : values.limit),
+});
 
 async function run(ops: Operator, command: string, values: Values): Promise<unknown> {
   switch (command) {
@@ -77,8 +92,45 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
       });
     case 'account show':
       return ops.getAccount(id(values, 'account'));
+    case 'account list': {
+      const page = paging(values);
+      const data = await ops.listAccounts({ ...page, name: values.name, status: values.status, order: values.order });
+      return new Listing(
+        data,
+        [
+          { title: 'ID', value: (a) => a.id, right: true },
+          { title: 'NAME', value: (a) => a.name },
+          { title: 'ROLE', value: (a) => a.role },
+          { title: 'BALANCE', value: (a) => a.balance, right: true },
+          { title: 'ACTIVE', value: (a) => a.active },
+          { title: 'PARENT', value: (a) => a.parentId, right: true },
+          { title: 'CREATED (UTC)', value: (a) => minute(a.createdAt) },
+        ],
+        'account',
+        page.skip ?? 0,
+      );
+    }
+    case 'account deactivate':
+      return ops.setAccountActive(id(values, 'account'), false);
+    case 'account activate':
+      return ops.setAccountActive(id(values, 'account'), true);
     case 'key issue':
       return ops.issueKey(id(values, 'account'), values['allowed-ip']);
+    case 'key list': {
+      const page = paging(values);
+      return new Listing(
+        await ops.listKeys(id(values, 'account'), page),
+        [
+          { title: 'ID', value: (k) => k.id, right: true },
+          { title: 'KEY', value: (k) => (k.hint === null ? '(not kept)' : `…${k.hint}`) },
+          { title: 'CREATED (UTC)', value: (k) => minute(k.createdAt) },
+          { title: 'REVOKED (UTC)', value: (k) => minute(k.revokedAt) },
+          { title: 'ALLOWED IPS', value: (k) => (k.allowedIps === null ? 'any' : k.allowedIps.join(',')) },
+        ],
+        'key',
+        page.skip ?? 0,
+      );
+    }
     case 'key revoke':
       await ops.revokeKey(id(values, 'key'));
       return { revoked: true };
@@ -97,15 +149,32 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
       });
     case 'route fallback':
       return ops.setRouteFallback(id(values, 'route'), need(values, 'fallback-route') === 'none' ? null : id(values, 'fallback-route'));
+    case 'route list': {
+      const page = paging(values);
+      const data = values.account === undefined ? await ops.listRoutes(page) : await ops.listAccountRoutes(id(values, 'account'), page);
+      return new Listing(
+        data,
+        [
+          { title: 'ID', value: (r) => r.id, right: true },
+          { title: 'NAME', value: (r) => r.displayName },
+          { title: 'CHANNEL', value: (r) => r.channel },
+          { title: 'CONNECTOR', value: (r) => r.connector },
+          { title: 'PRICE', value: (r) => r.farePrice, right: true },
+          { title: 'REPLY', value: (r) => r.replyFarePrice, right: true },
+          { title: 'PRODUCT', value: (r) => `${r.productName} (${r.productId})` },
+          { title: 'FALLBACK', value: (r) => r.fallbackRouteId, right: true },
+        ],
+        'route',
+        page.skip ?? 0,
+      );
+    }
     case 'route grant':
       await ops.grantRoute(id(values, 'account'), id(values, 'route'));
       return { granted: true };
     case 'group create':
       return ops.createContactGroup(id(values, 'account'), need(values, 'name'), null, values.number ?? []);
-    case 'group import': {
-      const contacts = readNumbersCsv(readFileSync(need(values, 'csv'), 'utf8'));
-      return ops.importContactGroup(id(values, 'account'), need(values, 'name'), contacts);
-    }
+    case 'group import':
+      return importCsvFile(ops, id(values, 'account'), need(values, 'name'), need(values, 'csv'));
     default:
       throw new DomainError('VALIDATION', `unknown command "${command}"\n\n${USAGE}`);
   }
@@ -113,17 +182,21 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
 
 async function main() {
   const { values, positionals } = parseArgs({ options, allowPositionals: true, strict: true });
+  // backup and restore work on the SQLite file itself, not through the base (src/cli/backup.ts).
+  if (!values.help && (positionals[0] === 'backup' || positionals[0] === 'restore')) process.exit(runMaintenance(positionals[0], values));
   if (values.help || positionals.length < 2) {
     process.stdout.write(`${USAGE}\n`);
     process.exit(values.help ? 0 : 64);
   }
   const config = loadConfig();
-  const core = await createCore(config, pino({ level: 'warn' }), { dispatch: false });
+  // The database and what the operator's use cases need, nothing of the sending machinery (src/base.ts).
+  const base = await openBase(config, pino({ level: 'warn' }));
   try {
-    const result = await run(operator(core), positionals.slice(0, 2).join(' '), values);
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    const result = await run(operator(base), positionals.slice(0, 2).join(' '), values);
+    if (result instanceof Listing && !values.json) process.stdout.write(result.render());
+    else process.stdout.write(`${JSON.stringify(result instanceof Listing ? result.data : result, null, 2)}\n`);
   } finally {
-    await core.close();
+    await base.close();
   }
 }
 

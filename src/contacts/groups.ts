@@ -79,7 +79,7 @@ export async function addContacts(db: Executor, accountId: number, groupId: numb
   return { added, invalid };
 }
 
-/** Spec 2.4: the account's groups with their count of valid contacts. */
+/** The account's contact groups (gateway `GET /contacts`) with their count of valid contacts. */
 export async function listContactGroups(db: Executor, accountId: number) {
   const rows = await db
     .selectFrom('contact_groups as g')

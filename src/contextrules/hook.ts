@@ -17,7 +17,7 @@ export interface ContextDeps {
 }
 
 /**
- * Answers a reply to a context send (spec 4.9 /sendcontextmessage): the
+ * Answers a reply to a context send (Legacy v2 /sendcontextmessage): the
  * reply is matched against the rule's keywords and the matching response
  * goes back to the receiver through the normal send path (source `reply`,
  * charged like any SMS, on the route of the message it answers).

@@ -1,9 +1,10 @@
 import type { Generated, Selectable } from 'kysely';
 
 /**
- * Context (auto-reply) rules of the Legacy v2 interface (spec 4.9
- * /sendcontextmessage). Keywords are stored as a JSON array of normalised
- * words (lower case, no accents), so matching never re-parses the rule.
+ * Context (auto-reply) rules of the Legacy v2 interface (used by
+ * /sendcontextmessage, docs/legacy.md). Keywords are stored as a JSON
+ * array of normalised words (lower case, no accents), so matching never
+ * re-parses the rule.
  */
 export interface ContextRulesTable {
   id: Generated<number>;

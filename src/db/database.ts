@@ -1,6 +1,5 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { Kysely, Migrator, PostgresDialect, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler, sql, type Migration } from 'kysely';
 import type { Database } from './tables.ts';
 import { Checkpointer } from './checkpointer.ts';
@@ -45,12 +44,9 @@ export interface DbOptions {
 const CHECKPOINT_EVERY_MS = 200;
 const AUTOCHECKPOINT_PAGES = 25_000;
 
-// bigint columns (times, money) fit well inside 2^53: read them as numbers.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-
 /** Opens the database (SQLite in the data directory, or PostgreSQL) and runs the migrations. */
 export async function openDatabase(options: DbOptions): Promise<Db> {
-  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
+  const db = options.databaseUrl ? await openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options);
   try {
     await migrate(db);
   } catch (err) {
@@ -59,6 +55,23 @@ export async function openDatabase(options: DbOptions): Promise<Db> {
     throw err;
   }
   return db;
+}
+
+/**
+ * Kysely runs SQLite migrations without a lock or a transaction (it counts
+ * on one connection per database), so processes starting together on one
+ * new database file each ran them and all but one failed ("table ...
+ * already exists"). Here the lock is a write transaction held while they
+ * run: BEGIN IMMEDIATE waits (busy_timeout) for another process's, which
+ * then has done them. The migrations commit together.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  override async acquireMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`begin immediate`.execute(db);
+  }
+  override async releaseMigrationLock(db: Kysely<unknown>): Promise<void> {
+    await sql`commit`.execute(db);
+  }
 }
 
 function openSqlite(options: DbOptions): Db {
@@ -74,7 +87,7 @@ function openSqlite(options: DbOptions): Db {
   );
   const kysely = new Kysely<Database>({
     dialect: {
-      createAdapter: () => new SqliteAdapter(),
+      createAdapter: () => new LockingSqliteAdapter(),
       createDriver: () => driver,
       createIntrospector: (db) => new SqliteIntrospector(db),
       createQueryCompiler: () => new SqliteQueryCompiler(),
@@ -100,7 +113,11 @@ function keepPrivate(path: string): void {
   }
 }
 
-function openPostgres(url: string, schema: string | undefined): Db {
+/** pg is loaded only here: a process on SQLite (a CLI command above all) does not wait for it. */
+async function openPostgres(url: string, schema: string | undefined): Promise<Db> {
+  const { default: pg } = await import('pg');
+  // bigint columns (times, money) fit well inside 2^53: read them as numbers.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,

@@ -1,6 +1,6 @@
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler, type DatabaseConnection } from 'kysely';
+import type { DatabaseConnection, Kysely } from 'kysely';
 import type { Database } from './tables.ts';
 import { isJob, type Job } from './jobs.ts';
 import { DomainError } from '../common/errors.ts';
@@ -71,36 +71,47 @@ const statements = {
 };
 
 /**
- * Transactions take the write lock when they begin (BEGIN IMMEDIATE), waiting
- * for it up to busy_timeout. A plain BEGIN reads first and asks for the lock
- * at its first write, and fails at once (SQLITE_BUSY) if another connection
- * to the file (another gateway process) wrote in between: claims read, then
- * write. Waiting here blocks this thread only, never the event loop.
+ * Jobs run with Kysely on this thread, over the same connection. Kysely is
+ * loaded when the first job comes, not before the thread says it is ready:
+ * its few hundred modules took most of the thread's start, which a process
+ * that runs no job (a CLI command: its queries come from the other thread)
+ * waited for.
  */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
+let jobKysely: Promise<Kysely<Database>> | null = null;
+function kyselyForJobs(): Promise<Kysely<Database>> {
+  jobKysely ??= import('kysely').then(({ CompiledQuery, Kysely, SqliteAdapter, SqliteDriver, SqliteIntrospector, SqliteQueryCompiler }) => {
+    /**
+     * Transactions take the write lock when they begin (BEGIN IMMEDIATE), waiting
+     * for it up to busy_timeout. A plain BEGIN reads first and asks for the lock
+     * at its first write, and fails at once (SQLITE_BUSY) if another connection
+     * to the file (another gateway process) wrote in between: claims read, then
+     * write. Waiting here blocks this thread only, never the event loop.
+     */
+    class ImmediateSqliteDriver extends SqliteDriver {
+      override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+        await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+      }
 
-  /**
-   * Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM...) end the
-   * transaction by themselves: a ROLLBACK then fails ("no transaction is
-   * active") and that error would replace the one that says what happened.
-   */
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (file.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
-  }
+      /**
+       * Some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM...) end the
+       * transaction by themselves: a ROLLBACK then fails ("no transaction is
+       * active") and that error would replace the one that says what happened.
+       */
+      override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+        if (file.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
+      }
+    }
+    return new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new SqliteAdapter(),
+        createDriver: () => new ImmediateSqliteDriver({ database: statements }),
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
+    });
+  });
+  return jobKysely;
 }
-
-// Jobs run with Kysely on this thread, over the same connection.
-const kysely = new Kysely<Database>({
-  dialect: {
-    createAdapter: () => new SqliteAdapter(),
-    createDriver: () => new ImmediateSqliteDriver({ database: statements }),
-    createIntrospector: (db) => new SqliteIntrospector(db),
-    createQueryCompiler: () => new SqliteQueryCompiler(),
-  },
-});
 
 function query(sql: string, params: unknown[]) {
   const statement = statements.prepare(sql);
@@ -155,6 +166,7 @@ async function runJobs(group: JobRequest[]): Promise<Reply[]> {
   written = false;
   const outcomes: ({ ok: true; result: unknown } | { ok: false; error: ReturnType<typeof plainError> })[] = [];
   try {
+    const kysely = await kyselyForJobs();
     await kysely.transaction().execute(async (tx) => {
       // A job alone has the transaction to itself: its error ends it (below).
       const alone = group.length === 1;
@@ -218,7 +230,9 @@ async function drain(): Promise<void> {
       const next = inbox.shift();
       if (!next) return;
       if (next.op === 'close') {
-        await kysely.destroy();
+        // Kysely, if a job loaded it.
+        const jobs = jobKysely ? await jobKysely.catch(() => null) : null;
+        await jobs?.destroy();
         port?.close();
         return;
       }

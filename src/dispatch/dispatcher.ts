@@ -242,7 +242,7 @@ export class Dispatcher {
         content: r.content,
         channel: r.channel,
         payload: r.payload ? (JSON.parse(r.payload) as unknown) : null,
-        // `sender` is the client's internal identifier (spec 4.9 "Sender"), shown in
+        // `sender` is the client's internal identifier (Legacy v2 `Sender`), shown in
         // reports, not an originator address: the connection's own source is used.
         sender: null,
       }));

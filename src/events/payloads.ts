@@ -54,7 +54,7 @@ export function statusBody(e: StatusEvent): string {
   });
 }
 
-/** Body of a `message.reply` webhook delivery: the received-message record (spec 2.6) plus the message it answers. */
+/** Body of a `message.reply` webhook delivery: the received-message record (as in the received report: sender, content, receivedAt, messageId) plus the message it answers. */
 export function replyBody(e: ReplyEvent): string {
   const m = e.message;
   return envelope('message.reply', e.receivedAt, {
@@ -80,7 +80,7 @@ function envelope(type: Topic, at: number, data: Record<string, unknown>): strin
   return JSON.stringify({ type, timestamp: iso(at), data });
 }
 
-/** Legacy status callback; `StatusDate` in UTC (docs/decisions.md). */
+/** Legacy status callback; `StatusDate` in UTC (docs/webhooks.md, "Legacy v2 callbacks"). */
 export function legacyStatusBody(e: StatusEvent): string {
   return JSON.stringify({
     Sender: e.sender,

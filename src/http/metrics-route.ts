@@ -1,6 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { UNMATCHED, type Metrics } from '../metrics/metrics.ts';
+import { operatorTokenCheck, type AdminToken } from './operator-token.ts';
+import { PUBLIC_DOCS } from './public-docs.ts';
 
 /**
  * Counts every HTTP answer of the app, with its duration. Added on the root
@@ -16,20 +17,18 @@ export function recordResponses(app: FastifyInstance, metrics: Metrics): void {
 
 /**
  * GET /metrics in the Prometheus text format, behind the operator token like
- * /admin (docs/metrics.md): the gateway listens on every interface by
- * default, and carrier names and volumes are operator data.
+ * /admin (docs/metrics.md): the gateway may listen on every interface
+ * (HOST), and carrier names and volumes are operator data.
  */
-export function metricsRoute(app: FastifyInstance, options: { metrics: Metrics; adminToken: string }): void {
+export function metricsRoute(app: FastifyInstance, options: { metrics: Metrics; adminToken: AdminToken }): void {
   const { registry } = options.metrics;
-  const expected = Buffer.from(options.adminToken);
+  const isOperator = operatorTokenCheck(options.adminToken);
   const operatorOnly = async (request: FastifyRequest, reply: FastifyReply) => {
-    const header = request.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!isOperator(request.headers.authorization)) {
       return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
     }
   };
-  app.get('/metrics', { schema: { hide: true }, onRequest: operatorOnly }, async (_request, reply) => {
+  app.get('/metrics', { schema: PUBLIC_DOCS.metrics, onRequest: operatorOnly }, async (_request, reply) => {
     const text = await registry.metrics();
     return reply.type(registry.contentType).send(text);
   });

@@ -5,6 +5,7 @@ import { MEDIA_NAME, contentTypeOfName } from '../rcs/media.ts';
 import type { MediaStorage } from '../rcs/media-storage.ts';
 import { RbmCarrier } from '../carriers/rbm/connector.ts';
 import { SIGNATURE_HEADER, signatureValid, type RbmEvent } from '../carriers/rbm/wire.ts';
+import { PUBLIC_DOCS } from './public-docs.ts';
 
 const MediaParams = Type.Object({ name: Type.String() });
 
@@ -15,7 +16,7 @@ const MediaParams = Type.Object({ name: Type.String() });
  * connections.
  */
 export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage }: { core: Core; mediaStorage: MediaStorage }) {
-  app.get<{ Params: Static<typeof MediaParams> }>('/media/:name', { schema: { hide: true, params: MediaParams } }, async (request, reply) => {
+  app.get<{ Params: Static<typeof MediaParams> }>('/media/:name', { schema: { ...PUBLIC_DOCS.media, params: MediaParams } }, async (request, reply) => {
     const { name } = request.params;
     const type = MEDIA_NAME.test(name) ? contentTypeOfName(name) : null;
     if (!type) return reply.status(404).type('text/plain').send('Not found');
@@ -48,27 +49,31 @@ const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });
 export async function rbmEventRoute(app: FastifyInstance, { core }: { core: Core }) {
   // The signature covers the raw bytes: keep them (this plugin's scope only).
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  app.post<{ Params: Static<typeof Params>; Body: Buffer }>('/rbm/events/:connector', { schema: { hide: true, params: Params } }, async (request, reply) => {
-    const carrier = core.carriers.get(request.params.connector);
-    if (!(carrier instanceof RbmCarrier)) return reply.status(404).send({ error: 'no such RBM connection' });
-    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-    const signature = request.headers[SIGNATURE_HEADER];
-    if (!signatureValid(carrier.webhookSecret, raw, Array.isArray(signature) ? signature[0] : signature)) {
-      return reply.status(401).send({ error: 'bad or missing signature' });
-    }
-    let event: unknown;
-    try {
-      event = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return reply.status(400).send({ error: 'the body is not JSON' });
-    }
-    if (event === null || typeof event !== 'object' || Array.isArray(event)) return reply.status(400).send({ error: 'the body is not an event object' });
-    // Answered once written: a 503 makes the platform send the event again.
-    try {
-      return reply.status(200).send({ handled: await carrier.handleEvent(event as RbmEvent) });
-    } catch (err) {
-      request.log.error({ err }, 'RBM event could not be written; asking for it again');
-      return reply.status(503).send({ error: 'the event could not be stored; send it again later' });
-    }
-  });
+  app.post<{ Params: Static<typeof Params>; Body: Buffer }>(
+    '/rbm/events/:connector',
+    { schema: { ...PUBLIC_DOCS.rbmEvents, params: Params } },
+    async (request, reply) => {
+      const carrier = core.carriers.get(request.params.connector);
+      if (!(carrier instanceof RbmCarrier)) return reply.status(404).send({ error: 'no such RBM connection' });
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const signature = request.headers[SIGNATURE_HEADER];
+      if (!signatureValid(carrier.webhookSecret, raw, Array.isArray(signature) ? signature[0] : signature)) {
+        return reply.status(401).send({ error: 'bad or missing signature' });
+      }
+      let event: unknown;
+      try {
+        event = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return reply.status(400).send({ error: 'the body is not JSON' });
+      }
+      if (event === null || typeof event !== 'object' || Array.isArray(event)) return reply.status(400).send({ error: 'the body is not an event object' });
+      // Answered once written: a 503 makes the platform send the event again.
+      try {
+        return reply.status(200).send({ handled: await carrier.handleEvent(event as RbmEvent) });
+      } catch (err) {
+        request.log.error({ err }, 'RBM event could not be written; asking for it again');
+        return reply.status(503).send({ error: 'the event could not be stored; send it again later' });
+      }
+    },
+  );
 }

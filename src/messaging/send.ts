@@ -26,7 +26,8 @@ export interface ResolvedTargeting {
 }
 
 /**
- * The common fields of every send (spec 2.2): validates them together so the
+ * The common fields of every send (receivers, contactGroups, route, tag,
+ * custom, scheduleDate): validates them together so the
  * caller gets every problem in one answer, expands contact groups, and
  * de-duplicates receivers (one message per receiver and request).
  */

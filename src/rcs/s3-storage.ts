@@ -1,6 +1,14 @@
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
-import type { MediaStorage } from './media-storage.ts';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
+import { MEDIA_FILE, type MediaStorage } from './media-storage.ts';
 
 export interface S3StorageOptions {
   bucket: string;
@@ -19,6 +27,9 @@ export interface S3StorageOptions {
 
 /** The same headers the directory route sends, kept on the object for direct (public URL) fetches. */
 const CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/** A reused object older than this is written again, so that its time says it is in use (the retention job reads it). */
+const REFRESH_AFTER_MS = 86_400_000;
 
 /** RCS media in an S3-compatible bucket, under `<prefix><sha256>.<ext>`. */
 export class S3Storage implements MediaStorage {
@@ -55,19 +66,26 @@ export class S3Storage implements MediaStorage {
   }
 
   async exists(name: string): Promise<boolean> {
+    return (await this.lastModified(name)) !== null;
+  }
+
+  /** When the object was last written (ms; now when the service does not say), or null when there is no such object. */
+  private async lastModified(name: string): Promise<number | null> {
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(name) }));
-      return true;
+      const res = await this.client.send(new HeadObjectCommand({ Bucket: this.options.bucket, Key: this.key(name) }));
+      return res.LastModified?.getTime() ?? Date.now();
     } catch (err) {
-      if (isMissing(err)) return false;
+      if (isMissing(err)) return null;
       throw err;
     }
   }
 
   async putIfAbsent(name: string, data: Buffer, contentType: string): Promise<boolean> {
     // Head then put, not a conditional put: If-None-Match is not implemented by every S3-compatible
-    // service, and a race only writes the same bytes twice (the name is their hash).
-    if (await this.exists(name)) return false;
+    // service, and a race only writes the same bytes twice (the name is their hash). An object
+    // written more than a day ago is written again: its time is when a send last used it.
+    const written = await this.lastModified(name);
+    if (written !== null && Date.now() - written < REFRESH_AFTER_MS) return false;
     await this.client.send(
       new PutObjectCommand({
         Bucket: this.options.bucket,
@@ -78,6 +96,33 @@ export class S3Storage implements MediaStorage {
         CacheControl: CACHE_CONTROL,
       }),
     );
+    return written === null;
+  }
+
+  async *list(): AsyncIterable<{ name: string; usedAt: number }> {
+    let token: string | undefined;
+    do {
+      const res = await this.client.send(
+        new ListObjectsV2Command({
+          Bucket: this.options.bucket,
+          ...(this.prefix ? { Prefix: this.prefix } : {}),
+          ...(token ? { ContinuationToken: token } : {}),
+        }),
+      );
+      for (const object of res.Contents ?? []) {
+        const name = object.Key?.slice(this.prefix.length) ?? '';
+        // Other objects under the prefix (or in a bucket without one) are not ours.
+        if (object.LastModified && MEDIA_FILE.test(name)) yield { name, usedAt: object.LastModified.getTime() };
+      }
+      token = res.IsTruncated ? res.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  /** Looked at again just before the delete, so that a send that used the object since the listing keeps it. */
+  async removeIfUnusedSince(name: string, before: number): Promise<boolean> {
+    const written = await this.lastModified(name);
+    if (written === null || written >= before) return false;
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.options.bucket, Key: this.key(name) }));
     return true;
   }
 

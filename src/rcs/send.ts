@@ -25,7 +25,7 @@ export interface RcsSendResult {
 }
 
 /**
- * Sends one RCS request (spec 4.2): every problem of the fields is reported
+ * Sends one RCS request (basic, file, card or carousel): every problem of the fields is reported
  * together; media is fetched and stored before anything is written, so a
  * URL that can't be used refuses the request with nothing queued or charged.
  * Each receiver costs one send at the route's farePrice (segments = 1).

@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, opendir, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ConfigError, type Config } from '../config.ts';
-import type { MediaStorage } from './media-storage.ts';
+import { MEDIA_FILE, type MediaStorage } from './media-storage.ts';
 
 export type { MediaStorage };
 
@@ -23,8 +23,15 @@ export class DirectoryStorage implements MediaStorage {
   }
 
   async putIfAbsent(name: string, data: Buffer): Promise<boolean> {
-    if (await this.exists(name)) return false;
     const path = join(this.dir, name);
+    // There already: its modification time becomes now, the last time a send used it (read by the retention job).
+    const now = new Date();
+    try {
+      await utimes(path, now, now);
+      return false;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (await this.exists(name))) return false;
+    }
     await mkdir(this.dir, { recursive: true });
     const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
     await writeFile(tmp, data);
@@ -37,6 +44,47 @@ export class DirectoryStorage implements MediaStorage {
     const info = await stat(path).catch(() => null);
     if (!info?.isFile()) return null;
     return { size: info.size, body: createReadStream(path) };
+  }
+
+  async *list(): AsyncIterable<{ name: string; usedAt: number }> {
+    let dir: Awaited<ReturnType<typeof opendir>>;
+    try {
+      dir = await opendir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw err;
+    }
+    for await (const entry of dir) {
+      if (!entry.isFile() || !MEDIA_FILE.test(entry.name)) continue;
+      const info = await stat(join(this.dir, entry.name)).catch(() => null);
+      if (info) yield { name: entry.name, usedAt: info.mtimeMs };
+    }
+  }
+
+  /**
+   * Moved aside first, then its time looked at again: a send that marked it
+   * used before the move is seen (and the file put back), one that comes
+   * after finds it gone and writes it again (putIfAbsent). So a file in use
+   * is never lost.
+   */
+  async removeIfUnusedSince(name: string, before: number): Promise<boolean> {
+    const path = join(this.dir, name);
+    const info = await stat(path).catch(() => null);
+    if (!info || info.mtimeMs >= before) return false;
+    const aside = `${path}.${process.pid}.${Date.now()}.del`;
+    try {
+      await rename(path, aside);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+    if ((await stat(aside)).mtimeMs >= before) {
+      // Used meanwhile: back in place (a copy written meanwhile holds the same bytes).
+      await rename(aside, path);
+      return false;
+    }
+    await unlink(aside);
+    return true;
   }
 
   async close(): Promise<void> {}

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Executor } from '../db/executor.ts';
 import type { RouteRow } from '../db/tables.ts';
 import { fromMicros } from '../billing/money.ts';
@@ -68,7 +69,7 @@ export async function grantRoute(db: Executor, accountId: number, routeId: numbe
     .execute();
 }
 
-/** Routes the account may send through (spec 4.4). */
+/** Routes the account may send through (the gateway's `GET /routes`), by id. */
 export async function listAccountRoutes(db: Executor, accountId: number): Promise<RouteRow[]> {
   return db
     .selectFrom('routes')
@@ -79,7 +80,30 @@ export async function listAccountRoutes(db: Executor, accountId: number): Promis
     .execute();
 }
 
-/** Spec 2.3. */
+/** One page of every route (operator view), by id. */
+export async function listRoutes(db: Executor, page: { skip: number; limit: number }): Promise<{ records: ReturnType<typeof operatorRoute>[]; total: number }> {
+  const [rows, total] = await Promise.all([
+    db.selectFrom('routes').selectAll().orderBy('id').offset(page.skip).limit(page.limit).execute(),
+    db.selectFrom('routes').select(sql<number | string>`count(*)`.as('n')).executeTakeFirst(),
+  ]);
+  return { records: rows.map(operatorRoute), total: Number(total?.n ?? 0) };
+}
+
+/** One page of the routes granted to the account (operator view), by id. */
+export async function listGrantedRoutes(
+  db: Executor,
+  accountId: number,
+  page: { skip: number; limit: number },
+): Promise<{ records: ReturnType<typeof operatorRoute>[]; total: number }> {
+  const base = db.selectFrom('routes').innerJoin('account_routes', 'account_routes.route_id', 'routes.id').where('account_routes.account_id', '=', accountId);
+  const [rows, total] = await Promise.all([
+    base.selectAll('routes').orderBy('routes.id').offset(page.skip).limit(page.limit).execute(),
+    base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst(),
+  ]);
+  return { records: rows.map(operatorRoute), total: Number(total?.n ?? 0) };
+}
+
+/** A route as the gateway shows it to its customers: id, displayName, farePrice, productName, productId, replyFarePrice. */
 export function publicRoute(row: RouteRow) {
   return {
     id: Number(row.id),

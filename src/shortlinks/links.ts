@@ -7,7 +7,7 @@ import { newCode } from './codes.ts';
 import { checkDestination } from './urls.ts';
 import type { ShortLinkRow, ShortLinkTables } from './tables.ts';
 
-/** Spec 2.11. */
+/** A short link as the gateway answers it (`/short-links`). */
 export interface PublicShortLink {
   id: number;
   code: string;

@@ -1,8 +1,9 @@
 import type { Generated, Selectable } from 'kysely';
 
 /**
- * Short links (spec 2.11, 4.8). `code` is unique across every account and
- * is never reused: a deleted link keeps its row with `deleted_at` set.
+ * Short links (docs/child-users-and-short-links.md). `code` is unique
+ * across every account and is never reused: a deleted link keeps its row
+ * with `deleted_at` set.
  */
 export interface ShortLinksTable {
   id: Generated<number>;

@@ -76,7 +76,7 @@ test('rules: create, replace by name, list all and one (path and query), 404, de
   assert.deepEqual((await legacy(gw, bob.key, 'GET', '/sendingcontextrules')).body.Object, []);
 });
 
-test('400 conditions of spec 7.3 for /sendcontextmessage', async () => {
+test('400 for /sendcontextmessage: no receiver, no or unknown ContextRuleName, insufficient credits', async () => {
   const cases: [unknown, RegExp][] = [
     [{ ContextRuleName: RULE.Name }, /Receivers/],
     [{ Receivers: '', ContextRuleName: RULE.Name }, /Receivers/],

@@ -79,6 +79,14 @@ test('the legacy operations are in the OpenAPI document', async () => {
     assert.ok(doc.paths[path], path);
   }
   assert.ok(doc.paths['/api/v2/send'].post.parameters.some((p: any) => p.name === 'auth-key'));
+  // The key is the legacy security scheme (header auth-key), which Swagger UI sends on "Try it out".
+  assert.deepEqual(doc.paths['/api/v2/send'].post.security, [{ legacyAuthKey: [] }]);
+  assert.deepEqual(doc.components.securitySchemes.legacyAuthKey, {
+    type: 'apiKey',
+    in: 'header',
+    name: 'auth-key',
+    description: doc.components.securitySchemes.legacyAuthKey.description,
+  });
 });
 
 test('nothing a client sends produces a 500', async () => {

@@ -73,7 +73,7 @@ test('at most 100 receivers after de-duplication', async () => {
   assert.match(tooMany.body.Message, /100/);
 });
 
-test('400 conditions of spec 7.3 for /send', async () => {
+test('400 for /send: no JSON object, no or invalid receivers, empty Content, text over 2,000 characters', async () => {
   const cases: [unknown, RegExp][] = [
     [undefined, /objeto JSON/],
     [[], /objeto JSON/],

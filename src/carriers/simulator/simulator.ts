@@ -3,7 +3,7 @@ import type { Carrier, CarrierEvents, OutboundMessage, ReceiptStatus, SubmitResu
 import { newId } from '../../common/ids.ts';
 
 /**
- * The built-in carrier of the embedded default (docs/decisions.md): accepts every
+ * The built-in carrier of the embedded default (README.md): accepts every
  * message, answers with a carrier id and reports the outcome after a delay.
  * Outcomes are chosen by the receiver's last digits so every path can be
  * shown: 0001 undelivered, 0002 expired, 0003 rejected at submit, and for

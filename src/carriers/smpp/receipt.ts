@@ -11,8 +11,8 @@
  *     `idBase` and written back in that base, lower case, without leading
  *     zeros ("000A1B" -> "a1b" for hex, "00042" -> "42" for decimal); ids
  *     that are not numbers in that base are kept as sent (trimmed);
- *   - receipted_message_id is, per the spec, the submit_sm_resp id, so it is
- *     canonicalised with `idBase`;
+ *   - receipted_message_id is, per the SMPP 3.4 specification, the
+ *     submit_sm_resp id, so it is canonicalised with `idBase`;
  *   - the id in the receipt text is read in `receiptIdBase` (defaults to
  *     `idBase`) and converted to canonical `idBase`; if it is not a number in
  *     `receiptIdBase` it is canonicalised with `idBase` instead.

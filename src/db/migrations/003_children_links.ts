@@ -3,8 +3,8 @@ import type { Dialect } from '../dialect.ts';
 import { identityColumn } from './identity.ts';
 
 /**
- * Child users (spec 4.7) and short links (spec 4.8). Same identity handling
- * as 001.
+ * Child users and short links (docs/child-users-and-short-links.md).
+ * Same identity handling as 001.
  *
  * - `child_users` holds what a reseller gives when it creates a subaccount;
  *   the subaccount itself is an `accounts` row (role CUSTOMER, parent_id =

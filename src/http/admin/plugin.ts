@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
@@ -6,6 +5,9 @@ import { DomainError } from '../../common/errors.ts';
 import { describeValidation, ERROR_TEXT } from '../validation.ts';
 import { clientErrorText, STATUS } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
+import { listingRoutes } from './listing.ts';
+import { OPERATOR_DOCS as DOCS } from './docs.ts';
+import { operatorTokenCheck, type AdminToken } from '../operator-token.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
@@ -58,10 +60,10 @@ const InboundBody = Type.Object(
  * The operator API (docs/decisions.md): Bearer token, plain JSON answers, errors
  * as `{ error }`. A thin edge over the same operator use cases as the CLI.
  */
-export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: string }) {
+export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: AdminToken }) {
   const { core } = opts;
   const ops = operator(core);
-  const expected = Buffer.from(opts.adminToken);
+  const isOperator = operatorTokenCheck(opts.adminToken);
 
   app.setErrorHandler((error: FastifyError | DomainError, request, reply) => {
     if (error instanceof DomainError) return reply.status(STATUS[error.code]).send({ error: error.details.join('; ') });
@@ -83,43 +85,40 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `No operator operation ${request.method} ${request.url.split('?')[0]}.` }));
   app.addHook('onRequest', async (request, reply) => {
-    const header = request.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7).trim() : '');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!isOperator(request.headers.authorization)) {
       return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
     }
   });
 
-  const tags = ['Operator'];
-  app.post<{ Body: Static<typeof AccountBody> }>('/accounts', { schema: { tags, body: AccountBody } }, async (request, reply) =>
+  app.post<{ Body: Static<typeof AccountBody> }>('/accounts', { schema: { ...DOCS.createAccount, body: AccountBody } }, async (request, reply) =>
     reply.status(201).send(await ops.createAccount(request.body)),
   );
-  app.get<{ Params: Static<typeof Id> }>('/accounts/:id', { schema: { tags, params: Id } }, async (request) => ops.getAccount(request.params.id));
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id', { schema: { ...DOCS.getAccount, params: Id } }, async (request) => ops.getAccount(request.params.id));
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof KeyBody> }>(
     '/accounts/:id/api-keys',
-    { schema: { tags, params: Id, body: KeyBody } },
+    { schema: { ...DOCS.issueKey, params: Id, body: KeyBody } },
     async (request, reply) => reply.status(201).send(await ops.issueKey(request.params.id, request.body.allowedIps)),
   );
-  app.delete<{ Params: Static<typeof Id> }>('/api-keys/:id', { schema: { tags, params: Id } }, async (request, reply) => {
+  app.delete<{ Params: Static<typeof Id> }>('/api-keys/:id', { schema: { ...DOCS.revokeKey, params: Id } }, async (request, reply) => {
     await ops.revokeKey(request.params.id);
     return reply.status(204).send();
   });
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof CreditsBody> }>(
     '/accounts/:id/credits',
-    { schema: { tags, params: Id, body: CreditsBody } },
+    { schema: { ...DOCS.addCredits, params: Id, body: CreditsBody } },
     async (request) => ops.addCredits(request.params.id, request.body.amount, request.body.reason),
   );
-  app.post<{ Body: Static<typeof RouteBody> }>('/routes', { schema: { tags, body: RouteBody } }, async (request, reply) =>
+  app.post<{ Body: Static<typeof RouteBody> }>('/routes', { schema: { ...DOCS.createRoute, body: RouteBody } }, async (request, reply) =>
     reply.status(201).send(await ops.createRoute(request.body)),
   );
   app.patch<{ Params: Static<typeof Id>; Body: Static<typeof FallbackBody> }>(
     '/routes/:id',
-    { schema: { tags, params: Id, body: FallbackBody } },
+    { schema: { ...DOCS.setRouteFallback, params: Id, body: FallbackBody } },
     async (request) => ops.setRouteFallback(request.params.id, request.body.fallbackRouteId),
   );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>(
     '/accounts/:id/routes',
-    { schema: { tags, params: Id, body: GrantBody } },
+    { schema: { ...DOCS.grantRoute, params: Id, body: GrantBody } },
     async (request, reply) => {
       await ops.grantRoute(request.params.id, request.body.routeId);
       return reply.status(204).send();
@@ -127,12 +126,12 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof GroupBody> }>(
     '/accounts/:id/contact-groups',
-    { bodyLimit: core.config.BODY_LIMIT_BYTES * 10, schema: { tags, params: Id, body: GroupBody } },
+    { bodyLimit: core.config.BODY_LIMIT_BYTES * 10, schema: { ...DOCS.createContactGroup, params: Id, body: GroupBody } },
     async (request, reply) =>
       reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
   );
-  app.get('/carriers', { schema: { tags, summary: 'Carrier connections: channels, bind state, free window, messages waiting' } }, async () => ops.carriers());
-  app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { tags, body: InboundBody } }, async (request, reply) => {
+  app.get('/carriers', { schema: DOCS.carriers }, async () => ops.carriers());
+  app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { ...DOCS.simulatorInbound, body: InboundBody } }, async (request, reply) => {
     await core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
     return reply.status(202).send({ accepted: true });
   });
@@ -147,21 +146,26 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   });
   app.put<{ Params: Static<typeof Id>; Body: Static<typeof CallbacksBody> }>(
     '/accounts/:id/callbacks',
-    { schema: { tags, params: Id, body: CallbacksBody } },
+    { schema: { ...DOCS.setCallbacks, params: Id, body: CallbacksBody } },
     async (request) => ops.setCallbacks(request.params.id, request.body),
   );
-  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/callbacks', { schema: { tags, params: Id } }, async (request) => ops.getCallbacks(request.params.id));
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/callbacks', { schema: { ...DOCS.getCallbacks, params: Id } }, async (request) =>
+    ops.getCallbacks(request.params.id),
+  );
   app.get<{ Params: Static<typeof Id>; Querystring: Static<typeof Page> }>(
     '/accounts/:id/callbacks/deliveries',
-    { schema: { tags, params: Id, querystring: Page } },
+    { schema: { ...DOCS.callbackDeliveries, params: Id, querystring: Page } },
     async (request) => ops.callbackDeliveries(request.params.id, { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 }),
   );
   app.put<{ Params: Static<typeof Id>; Body: Static<typeof KeywordsBody> }>(
     '/accounts/:id/opt-out-keywords',
-    { schema: { tags, params: Id, body: KeywordsBody } },
+    { schema: { ...DOCS.setOptOutKeywords, params: Id, body: KeywordsBody } },
     async (request) => ops.setOptOutKeywords(request.params.id, request.body.keywords),
   );
-  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { tags, params: Id } }, async (request) =>
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { ...DOCS.getOptOutKeywords, params: Id } }, async (request) =>
     ops.getOptOutKeywords(request.params.id),
   );
+
+  // --- lists (accounts, keys, routes) and account (de)activation (docs/operator.md) ---
+  listingRoutes(app, ops);
 }

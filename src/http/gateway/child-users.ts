@@ -10,6 +10,7 @@ import { ApiKeyHeader } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
 import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, ErrorEnvelope, errorResponses, ok } from './envelope.ts';
+import { BODY_ERRORS, gatewayDoc } from './docs.ts';
 
 const Name = Type.String({ maxLength: 200 });
 const Email = Type.String({ maxLength: 254, description: 'E-mail address; unique (case-insensitive) across all child users.' });
@@ -18,7 +19,7 @@ const Phone = Type.String({
   description: 'Brazilian phone: area code + number, separators, + and a leading 55 tolerated; stored as 55 + area code + number.',
 });
 
-/** Spec 4.7 body; every field is required. */
+/** The body of POST /child-users; every field is required. */
 const CreateBody = Type.Object(
   {
     fullName: Name,
@@ -46,7 +47,7 @@ const CreateBody = Type.Object(
   { required: [...CHILD_USER_FIELDS] },
 );
 
-/** Spec 2.10 PublicChildUser. */
+/** A child user as the API answers it (no password, no keys). */
 const ChildUser = Type.Object({
   id: Type.Integer(),
   fullName: Type.String(),
@@ -82,6 +83,21 @@ const CreditMove = Type.Object({ childUserId: Type.Integer(), amount: Type.Numbe
 
 const tags = ['Child users'];
 const responses = { ...errorResponses, 403: ErrorEnvelope };
+/** Every child user operation refuses a CUSTOMER key, before looking at the request. */
+const NOT_RESELLER = {
+  description: "The API key is not a RESELLER account's: only resellers manage child users.",
+  message: 'Only the API key of a RESELLER account may manage child users.',
+};
+const CHILD = {
+  id: 2051,
+  fullName: 'Loja Exemplo Ltda',
+  email: 'contato@lojaexemplo.com.br',
+  phoneNumber: '5511987654321',
+  document: '11222333000181',
+  role: 'CUSTOMER',
+  parentUserId: 2040,
+};
+const NO_CHILD = { description: 'No child user with this id under the reseller.', message: 'Child user 2051 was not found.' };
 
 /**
  * What the body has of each field with the right type; a field the schema
@@ -98,7 +114,7 @@ function typedInput(body: Record<string, unknown>, refused: Set<string>): ChildU
   return input;
 }
 
-/** Spec 4.7 and what a reseller needs next: list, keys and credits of its child users. Only RESELLER keys (else 403). */
+/** Creating child users, and what a reseller needs next: list, keys and credits of its child users. Only RESELLER keys (else 403). */
 export async function childUserRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const db = core.db.kysely;
   const dialect = core.db.dialect;
@@ -114,8 +130,36 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
       // Type errors and field checks (document, phone, e-mail in use...) are answered together.
       attachValidation: true,
       schema: {
-        tags,
-        summary: 'Create a child user (a CUSTOMER account under the reseller of the key)',
+        ...gatewayDoc({
+          operationId: 'createChildUser',
+          tags,
+          summary: 'Create a child user (a CUSTOMER account under the reseller of the key)',
+          description: `Creates a CUSTOMER account under the reseller, with its owner credential (the child's panel login), and moves
+\`limit\` credits from the reseller's balance to it. Every field is required. \`document\` is a CPF or CNPJ (check digits
+verified); \`phoneNumber\` a Brazilian phone; \`email\` is unique across all child users. Every problem is listed at once.
+Issue the child's API key next with POST /child-users/{id}/api-keys.`,
+          success: { description: 'Created: the child user.', object: CHILD, message: 'Child user 2051 created.' },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description:
+                "A field is missing or invalid (every problem listed), the e-mail is already in use, or the reseller's balance does not cover `limit`.",
+              message: 'document: is not a valid CNPJ (check digits do not match)',
+            },
+            403: NOT_RESELLER,
+          },
+          requestExample: {
+            fullName: 'Loja Exemplo Ltda',
+            email: 'contato@lojaexemplo.com.br',
+            phoneNumber: '(11) 98765-4321',
+            document: '11.222.333/0001-81',
+            limit: 100,
+            ownerCredentialFullName: 'Ana Souza',
+            ownerCredentialEmail: 'ana@lojaexemplo.com.br',
+            ownerCredentialPhoneNumber: '11987654321',
+            password: 'correct-horse-battery-staple',
+          },
+        }),
         headers: ApiKeyHeader,
         body: CreateBody,
         response: { 200: Envelope(ChildUser), ...responses },
@@ -136,8 +180,14 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
     '/child-users',
     {
       schema: {
-        tags,
-        summary: 'Child users of the reseller, oldest first',
+        ...gatewayDoc({
+          operationId: 'listChildUsers',
+          tags,
+          summary: 'Child users of the reseller, oldest first',
+          description: 'The child users created by the reseller, oldest first. `skip`/`limit` page them (at most 1,000).',
+          success: { description: 'The page of child users; `totalRecords` counts them all.', object: [CHILD], totalRecords: 1 },
+          errors: { 400: { description: 'A paging parameter is invalid.', message: 'limit: must be a whole number from 1 to 1000' }, 403: NOT_RESELLER },
+        }),
         headers: ApiKeyHeader,
         querystring: Page,
         response: { 200: Envelope(Type.Array(ChildUser)), ...responses },
@@ -157,8 +207,28 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
         if (request.body === undefined || request.body === null) request.body = {};
       },
       schema: {
-        tags,
-        summary: 'Issue an API key for a child user (shown only in this answer)',
+        ...gatewayDoc({
+          operationId: 'issueChildUserApiKey',
+          tags,
+          summary: 'Issue an API key for a child user (shown only in this answer)',
+          description: `Issues a new API key for the child user; the key is shown only in this answer (the gateway keeps a hash). The body
+is optional: \`allowedIps\` (addresses or CIDR ranges) restricts where the key may be used from.`,
+          success: {
+            description: 'Issued: the key and its id.',
+            object: { id: 318, key: 'b5950ecf-9e54-40e4-80da-ce552c8cc741' },
+            message: 'API key 318 issued for child user 2051; store it now, it is not shown again.',
+          },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description: 'An entry of `allowedIps` is not an address or CIDR range.',
+              message: 'allowedIps: "10.0.0.300" is not an IP address or CIDR range',
+            },
+            403: NOT_RESELLER,
+            404: NO_CHILD,
+          },
+          requestExample: { allowedIps: ['203.0.113.0/24'] },
+        }),
         headers: ApiKeyHeader,
         params: ChildId,
         body: KeyBody,
@@ -175,8 +245,28 @@ export async function childUserRoutes(app: FastifyInstance, { core }: { core: Co
     '/child-users/:id/credits',
     {
       schema: {
-        tags,
-        summary: 'Move credits between the reseller and a child user',
+        ...gatewayDoc({
+          operationId: 'moveChildUserCredits',
+          tags,
+          summary: 'Move credits between the reseller and a child user',
+          description: `A positive \`amount\` moves credits from the reseller to the child, a negative one back; at most 6 decimals. Both
+balances change in one transaction, each with a ledger entry; the answer gives both new balances.`,
+          success: {
+            description: 'Moved: the amount and both balances after it.',
+            object: { childUserId: 2051, amount: 50, balance: 150, resellerBalance: 849.5 },
+            message: 'Moved 50 to child user 2051.',
+          },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description: 'The amount is zero, has more than 6 decimals, or the giving side lacks the balance.',
+              message: 'amount: must have at most 6 decimals',
+            },
+            403: NOT_RESELLER,
+            404: NO_CHILD,
+          },
+          requestExample: { amount: 50 },
+        }),
         headers: ApiKeyHeader,
         params: ChildId,
         body: CreditsBody,

@@ -19,7 +19,8 @@ declare module 'fastify' {
 }
 
 /**
- * The Gateway interface (spec 4.1-4.8), served at the server root. Every
+ * The Gateway interface (sends, reports, contacts, routes, balance, tokens,
+ * child users, short links, webhooks), served at the server root. Every
  * route in this plugin needs an API key; public routes (health, docs, short
  * link redirects) are registered outside it.
  */

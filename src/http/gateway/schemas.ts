@@ -34,6 +34,6 @@ export const CommonSendFields = {
   ),
 };
 
-export const ApiKeyHeader = Type.Object({ 'x-api-key': Type.Optional(Type.String({ description: 'API key (spec 5)' })) });
+export const ApiKeyHeader = Type.Object({ 'x-api-key': Type.Optional(Type.String({ description: 'API key of the account' })) });
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);

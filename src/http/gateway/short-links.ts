@@ -19,6 +19,8 @@ import {
 import { ApiKeyHeader } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
+import { BODY_ERRORS, gatewayDoc } from './docs.ts';
+import { PUBLIC_DOCS } from '../public-docs.ts';
 
 const Destination = Type.String({ maxLength: MAX_URL_LENGTH, description: `http:// or https:// URL with a host, at most ${MAX_URL_LENGTH} characters.` });
 const LinkBody = Type.Object({ destinationUrl: Destination }, { required: ['destinationUrl'] });
@@ -29,7 +31,7 @@ const ListQuery = Type.Object({
   filter: Type.Optional(Type.String({ maxLength: MAX_URL_LENGTH, description: 'Case-insensitive substring of the code or of the destination URL.' })),
 });
 
-/** Spec 2.11. */
+/** A short link as the API answers it. */
 const ShortLink = Type.Object({
   id: Type.Integer(),
   code: Type.String(),
@@ -43,15 +45,52 @@ const ShortLink = Type.Object({
 });
 
 const tags = ['Short links'];
+const LINK = {
+  id: 57,
+  code: 'oCi29asF',
+  shortUrl: 'https://sms.example.com/s/oCi29asF',
+  destinationUrl: 'https://example.com/promo?utm_source=sms',
+  createdAt: '2026-11-22T20:02:47.521Z',
+  updatedAt: '2026-11-22T20:02:47.521Z',
+  accessCount: 132,
+  humanAccessCount: 120,
+  botAccessCount: 12,
+};
+const NO_LINK = { description: "No short link with this id in the account (deleted, or another account's).", message: 'Short link 57 was not found.' };
+const BAD_URL = {
+  description: 'The destination is not an http(s) URL with a host, or is too long.',
+  message: 'destinationUrl: must be an http:// or https:// URL',
+};
 
-/** Spec 4.8: the account's short links. Ids of other accounts' (or deleted) links are 404. */
+/** The account's short links. Ids of other accounts' (or deleted) links are 404. */
 export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Core }) {
   const db = core.db.kysely;
   const base = shortLinkBase(core.config);
 
   app.post<{ Body: Static<typeof LinkBody> }>(
     '/short-links',
-    { schema: { tags, summary: 'Create a short link', headers: ApiKeyHeader, body: LinkBody, response: { 200: Envelope(ShortLink), ...errorResponses } } },
+    {
+      schema: {
+        ...gatewayDoc({
+          operationId: 'createShortLink',
+          tags,
+          summary: 'Create a short link',
+          description: `Makes a short link of the account to \`destinationUrl\`: \`shortUrl\` (\`{GATEWAY_PUBLIC_URL}/s/{code}\`) redirects
+there and counts each access, as human or bot by the User-Agent. Sends can make them from their URLs with
+\`shortenLinks: true\`.`,
+          success: {
+            description: 'Created: the short link.',
+            object: { ...LINK, accessCount: 0, humanAccessCount: 0, botAccessCount: 0 },
+            message: 'Short link oCi29asF created.',
+          },
+          errors: { ...BODY_ERRORS, 400: BAD_URL },
+          requestExample: { destinationUrl: 'https://example.com/promo?utm_source=sms' },
+        }),
+        headers: ApiKeyHeader,
+        body: LinkBody,
+        response: { 200: Envelope(ShortLink), ...errorResponses },
+      },
+    },
     async (request) => {
       const row = await createLink(db, request.principal.accountId, destinationOrThrow(request.body.destinationUrl, base));
       return ok(publicShortLink(row, base), `Short link ${row.code} created.`);
@@ -62,8 +101,15 @@ export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Co
     '/short-links',
     {
       schema: {
-        tags,
-        summary: 'Short links of the account, newest first',
+        ...gatewayDoc({
+          operationId: 'listShortLinks',
+          tags,
+          summary: 'Short links of the account, newest first',
+          description:
+            'The short links of the account with their counters, newest first; `filter` keeps those whose code or destination contains it (ignoring case). `skip`/`limit` page them.',
+          success: { description: 'The page of short links; `totalRecords` counts every match.', object: [LINK], totalRecords: 1 },
+          errors: { 400: { description: 'A paging parameter or the filter is invalid.', message: 'skip: must be a whole number from 0 to 9007199254740991' } },
+        }),
         headers: ApiKeyHeader,
         querystring: ListQuery,
         response: { 200: Envelope(Type.Array(ShortLink)), ...errorResponses },
@@ -84,8 +130,19 @@ export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Co
     '/short-links/:id',
     {
       schema: {
-        tags,
-        summary: 'Change the destination URL of a short link (code and counters stay)',
+        ...gatewayDoc({
+          operationId: 'updateShortLink',
+          tags,
+          summary: 'Change the destination URL of a short link (code and counters stay)',
+          description: 'Points the short link to a new destination; its code, short URL and counters stay as they are.',
+          success: {
+            description: 'Updated: the short link.',
+            object: { ...LINK, destinationUrl: 'https://example.com/black-friday', updatedAt: '2026-11-23T09:15:02.114Z' },
+            message: 'Short link oCi29asF updated.',
+          },
+          errors: { ...BODY_ERRORS, 400: BAD_URL, 404: NO_LINK },
+          requestExample: { destinationUrl: 'https://example.com/black-friday' },
+        }),
         headers: ApiKeyHeader,
         params: LinkId,
         body: LinkBody,
@@ -102,8 +159,14 @@ export async function shortLinkRoutes(app: FastifyInstance, { core }: { core: Co
     '/short-links/:id',
     {
       schema: {
-        tags,
-        summary: 'Delete a short link (its code stops redirecting and is never reused)',
+        ...gatewayDoc({
+          operationId: 'deleteShortLink',
+          tags,
+          summary: 'Delete a short link (its code stops redirecting and is never reused)',
+          description: 'Deletes the short link: its URL answers 404 from now on, and its code is never given to another link.',
+          success: { description: 'Deleted: the short link as it was.', object: LINK, message: 'Short link oCi29asF deleted.' },
+          errors: { 400: { description: 'The id is not a positive integer.', message: 'id: must be >= 1' }, 404: NO_LINK },
+        }),
         headers: ApiKeyHeader,
         params: LinkId,
         response: { 200: Envelope(ShortLink), ...errorResponses },
@@ -143,9 +206,7 @@ export async function shortLinkRedirect(app: FastifyInstance, { core }: { core: 
     '/s/:code',
     {
       schema: {
-        tags,
-        summary: 'Follow a short link (public, no API key): 302 to the destination, or a 404 HTML page',
-        security: [],
+        ...PUBLIC_DOCS.shortLink,
         params: Type.Object({ code: Type.String({ description: 'The short link code' }) }),
       },
     },

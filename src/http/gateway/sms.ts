@@ -7,6 +7,8 @@ import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
 import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';
+import { BODY_ERRORS, gatewayDoc } from './docs.ts';
+import { REQUEST_ID_HEADER } from '../openapi.ts';
 
 /** Longest SMS text we accept (about 13 concatenated parts). */
 const MAX_SMS_LENGTH = 2000;
@@ -58,8 +60,39 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
     '/messages/sms/send',
     {
       schema: {
-        tags: ['SMS'],
-        summary: 'Send an SMS to numbers and/or contact groups, now or scheduled',
+        ...gatewayDoc({
+          operationId: 'sendSms',
+          tags: ['SMS'],
+          summary: 'Send an SMS to numbers and/or contact groups, now or scheduled',
+          description: `Queues one text for every receiver (\`receivers\`, international numbers such as 5511999998888) and every phone of the
+contact groups named (\`contactGroups\`, ids from GET /contacts); a phone listed twice gets one message. Without \`route\` the
+account's first SMS route is used. The cost (one credit per part: 160 characters, or 153 per part of a longer text, at the
+route's \`farePrice\`) is debited when the request is accepted; the answer comes once the request is stored. Numbers on the
+account's blocklist are skipped and not charged. With \`scheduleDate\` the messages wait until then and can be cancelled with
+POST /messages/request/cancel. The request id is in the \`X-Request-Id\` answer header. At most 10,000 listed receivers and
+100,000 after the groups are expanded.`,
+          success: {
+            description: 'Accepted (or scheduled): `message` says how many messages and credits.',
+            object: null,
+            message: 'Accepted 1 message(s), 1 credit(s).',
+            headers: REQUEST_ID_HEADER,
+          },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description:
+                'A field is missing or invalid (every problem listed in `errors`; an invalid receiver refuses the whole request), the schedule date is past or more than a year ahead, or the balance does not cover the request. Nothing was sent or charged.',
+              message: 'receivers[0]: 11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003',
+            },
+            404: { description: 'The route, or a contact group, does not exist or is not granted to the account.', message: 'Route 7 was not found.' },
+          },
+          requestExample: {
+            receivers: [5511999998888, '5521988887777'],
+            message: 'Seu pedido saiu para entrega. Acompanhe: https://example.com/p/123',
+            route: 1,
+            tag: 'pedidos',
+          },
+        }),
         headers: ApiKeyHeader,
         body: SmsSendBody,
         response: { 200: Envelope(Type.Null()), ...errorResponses },
@@ -77,8 +110,38 @@ export async function smsRoutes(app: FastifyInstance, { core }: { core: Core }) 
     {
       bodyLimit: core.config.BODY_LIMIT_BYTES * 10,
       schema: {
-        tags: ['SMS'],
-        summary: 'Send many SMS, each with its own text, as one request',
+        ...gatewayDoc({
+          operationId: 'sendSmsBatch',
+          tags: ['SMS'],
+          summary: 'Send many SMS, each with its own text, as one request',
+          description: `Up to 10,000 messages, each with its own receiver and text (and optionally its own \`tag\` and \`custom\`), accepted
+and charged together under one request id. A receiver that appears twice gets its first message only. \`route\`,
+\`scheduleDate\`, \`tag\`, \`custom\` and \`shortenLinks\` apply to the whole batch. The body may be up to 10 times the usual
+size limit. \`object\` gives the request id and the credits charged.`,
+          success: {
+            description: 'Accepted (or scheduled): `object` has the request id and the credits charged.',
+            object: { requestId: '01a204da-7993-7576-be8d-fdf9450e1c0e', credits: 2 },
+            message: 'Accepted 2 message(s), 2 credit(s).',
+            headers: REQUEST_ID_HEADER,
+          },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description: 'A message or field is invalid (every problem listed), or the balance does not cover the batch. Nothing was sent or charged.',
+              message: 'messages[1].message: must NOT have more than 2000 characters',
+            },
+            404: { description: 'The route does not exist or is not granted to the account.', message: 'Route 7 was not found.' },
+            413: 'The body is over 10 times the size limit (`BODY_LIMIT_BYTES`, 1 MiB by default).',
+          },
+          requestExample: {
+            messages: [
+              { receiver: 5511999998888, message: 'Olá Ana, seu boleto vence amanhã.', custom: 'cliente-1021' },
+              { receiver: 5521988887777, message: 'Olá Bruno, seu boleto vence amanhã.', custom: 'cliente-1022' },
+            ],
+            route: 1,
+            tag: 'cobranca',
+          },
+        }),
         headers: ApiKeyHeader,
         body: BatchBody,
         response: { 200: Envelope(BatchAnswer), ...errorResponses },

@@ -6,6 +6,7 @@ import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from '../.
 import { ApiKeyHeader, Nullable } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
+import { BODY_ERRORS, gatewayDoc } from './docs.ts';
 
 /** Webhooks (docs/webhooks.md). */
 
@@ -63,8 +64,34 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
     '/webhooks',
     {
       schema: {
-        tags,
-        summary: 'Register a webhook; the answer shows its signing secret once',
+        ...gatewayDoc({
+          operationId: 'createWebhook',
+          tags,
+          summary: 'Register a webhook; the answer shows its signing secret once',
+          description: `The gateway will POST the events of \`topics\` to \`url\`: \`message.status\` (every status change of a message) and
+\`message.reply\` (a reply received). Deliveries follow Standard Webhooks: signed with the \`secret\` of this answer (headers
+\`webhook-id\`, \`webhook-timestamp\`, \`webhook-signature\`), retried with back-off until your endpoint answers 2xx. The URL must
+be http(s) on a public address, port 80, 443, 8080 or 8443 (docs/webhooks.md).`,
+          success: {
+            description: 'Registered; `object.secret` is shown only here.',
+            object: {
+              id: 4,
+              url: 'https://hooks.example.com/sms',
+              topics: ['message.status', 'message.reply'],
+              secret: 'whsec_PAaXMJ18kw+u05k/o38OgZyYswZDJPra3rSXarhrHWk=',
+              createdAt: '2026-11-22T20:02:47.521Z',
+            },
+            message: 'Webhook registered. Keep the secret: it is not shown again.',
+          },
+          errors: {
+            ...BODY_ERRORS,
+            400: {
+              description: 'The URL is not http(s), not on a public address or port, or a topic is unknown.',
+              message: 'url: 127.0.0.1 is a loopback address; only public addresses may be called',
+            },
+          },
+          requestExample: { url: 'https://hooks.example.com/sms', topics: ['message.status', 'message.reply'] },
+        }),
         headers: ApiKeyHeader,
         body: WebhookBody,
         response: { 200: Envelope(NewWebhook), ...errorResponses },
@@ -78,8 +105,18 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
     '/webhooks',
     {
       schema: {
-        tags,
-        summary: 'Webhooks of the account (without secrets)',
+        ...gatewayDoc({
+          operationId: 'listWebhooks',
+          tags,
+          summary: 'Webhooks of the account (without secrets)',
+          description: 'Every webhook of the account with its URL and topics. Secrets are never shown again after registration.',
+          success: {
+            description: 'The webhooks; `totalRecords` is their number.',
+            object: [{ id: 4, url: 'https://hooks.example.com/sms', topics: ['message.status', 'message.reply'], createdAt: '2026-11-22T20:02:47.521Z' }],
+            totalRecords: 1,
+          },
+          errors: {},
+        }),
         headers: ApiKeyHeader,
         response: { 200: Envelope(Type.Array(Webhook)), ...errorResponses },
       },
@@ -94,8 +131,21 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
     '/webhooks/:id',
     {
       schema: {
-        tags,
-        summary: 'Delete a webhook; its pending deliveries are dropped',
+        ...gatewayDoc({
+          operationId: 'deleteWebhook',
+          tags,
+          summary: 'Delete a webhook; its pending deliveries are dropped',
+          description: 'Stops the webhook at once: deliveries still waiting are dropped. The answer is the webhook as it was.',
+          success: {
+            description: 'Deleted: the webhook as it was.',
+            object: { id: 4, url: 'https://hooks.example.com/sms', topics: ['message.status', 'message.reply'], createdAt: '2026-11-22T20:02:47.521Z' },
+            message: 'Webhook 4 deleted.',
+          },
+          errors: {
+            400: { description: 'The id is not a positive integer.', message: 'id: must be >= 1' },
+            404: { description: 'No webhook with this id in the account.', message: 'Webhook 4 was not found.' },
+          },
+        }),
         headers: ApiKeyHeader,
         params: WebhookId,
         response: { 200: Envelope(Webhook), ...errorResponses },
@@ -111,8 +161,36 @@ export async function webhookRoutes(app: FastifyInstance, { core }: { core: Core
     '/webhooks/:id/deliveries',
     {
       schema: {
-        tags,
-        summary: 'Delivery log of a webhook, newest first',
+        ...gatewayDoc({
+          operationId: 'listWebhookDeliveries',
+          tags,
+          summary: 'Delivery log of a webhook, newest first',
+          description: `Every event sent (or to be sent) to the webhook, newest first: status (\`PENDING\`, \`DELIVERING\`, \`DELIVERED\`,
+\`FAILED\`), attempts, the last HTTP status or error, and when the next attempt is due. \`id\` is the \`webhook-id\` header
+of every attempt of the event. \`skip\`/\`limit\` page them (at most 1,000).`,
+          success: {
+            description: 'The page of deliveries; `totalRecords` counts them all.',
+            object: [
+              {
+                id: '01a204da-7a1c-7c3e-9b11-5a0c2f9e7d41',
+                eventType: 'message.status',
+                status: 'DELIVERED',
+                attempts: 1,
+                lastHttpStatus: 200,
+                lastError: null,
+                createdAt: '2026-11-22T20:02:48.102Z',
+                lastAttemptAt: '2026-11-22T20:02:48.350Z',
+                nextAttemptAt: null,
+                deliveredAt: '2026-11-22T20:02:48.350Z',
+              },
+            ],
+            totalRecords: 1,
+          },
+          errors: {
+            400: { description: 'The id or a paging parameter is invalid.', message: 'limit: must be a whole number from 1 to 1000' },
+            404: { description: 'No webhook with this id in the account.', message: 'Webhook 4 was not found.' },
+          },
+        }),
         headers: ApiKeyHeader,
         params: WebhookId,
         querystring: DeliveriesQuery,

@@ -4,7 +4,8 @@ import { addContacts, createContactGroup } from '../../contacts/groups.ts';
 import { DomainError } from '../../common/errors.ts';
 import { blockPhone, listBlocked, unblockPhone } from '../../contacts/blocklist.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
-import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, Phone, idFrom, security, tags } from './schemas.ts';
+import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, Phone, idFrom } from './schemas.ts';
+import { alias, legacyDoc, t as pt } from './docs.ts';
 import { parsePhone } from './phones.ts';
 import { formatDate } from './dates.ts';
 import { textOf } from './sending.ts';
@@ -37,10 +38,93 @@ const Group = Type.Object({
 });
 const Blocked = Type.Object({ PhoneNumber: Type.String(), CreatedDate: Nullable(Type.String()) });
 
+const GROUPS = ['Legacy v2: contact groups'];
+const BLOCKLIST = ['Legacy v2: blocklist'];
+const GROUP = { Id: 7, Name: 'Clientes', Description: 'Clientes ativos', TotalContacts: 1250, LastUsed: '2026-11-22T17:02:36-03:00' };
+const NO_GROUP = { description: 'No group with this name or id.', message: pt.groupNotFound('Clientes') };
+const NOT_BLOCKED = { description: 'The number is not on the blocklist.', message: pt.notBlocked('5511955554444') };
+const BAD_PHONE = { description: 'The phone is missing or not a valid number.', message: pt.phoneInvalid('1195555') };
+const DOCS = {
+  createGroup: legacyDoc({
+    operationId: 'legacyCreateContactGroup',
+    tags: GROUPS,
+    summary: 'Create a contact group',
+    description: "A new, empty contact group of the account (the gateway's contact groups: GET /contacts lists the same). Add numbers with PUT.",
+    success: { description: 'Created: the group.', object: { ...GROUP, TotalContacts: 0, LastUsed: null }, message: pt.groupCreated('Clientes') },
+    errors: { 400: { description: '`Name` missing, or a group with this name exists.', message: pt.groupExists('Clientes') } },
+    requestExample: { Name: 'Clientes', Description: 'Clientes ativos' },
+  }),
+  listGroups: legacyDoc({
+    operationId: 'legacyListContactGroups',
+    tags: GROUPS,
+    summary: 'Contact groups: all, or one (name or Id in the path or ?id=)',
+    description:
+      'The contact groups of the account with their number of contacts and when a send last used them. With a group (name, exact then ignoring case, or `Id`; in the path or `?id=`), a list of that one.',
+    success: { description: 'The groups.', object: [GROUP], message: pt.groups(1) },
+    errors: { 400: { description: 'The id is over 200 characters.', message: pt.tooLong('id', 200) }, 404: NO_GROUP },
+  }),
+  deleteGroup: legacyDoc({
+    operationId: 'legacyDeleteContactGroup',
+    tags: GROUPS,
+    summary: 'Delete a contact group and its contacts',
+    description: 'Deletes the group named in the path, `?id=` or `GroupName` of the body, with its contacts.',
+    success: { description: 'Deleted.', object: null, message: pt.groupDeleted('Clientes') },
+    errors: { 400: { description: 'No group named.', message: pt.groupNameMissing }, 404: NO_GROUP },
+    requestExample: { GroupName: 'Clientes' },
+  }),
+  changeGroup: legacyDoc({
+    operationId: 'legacyChangeContactGroup',
+    tags: GROUPS,
+    summary: 'Add a number to a group, or remove it',
+    description: `\`Action\` \`add_number\` adds \`ContactPhone\` (area code + number; with an optional \`ContactName\`) to the group named in
+the path, \`?id=\` or \`GroupName\`; a number already there is a 200 saying so. \`remove_number\` removes it.`,
+    success: { description: 'Added or removed; `Message` says which.', object: null, message: pt.contactAdded('5511977776666', 'Clientes') },
+    errors: {
+      400: { description: 'No group named, `Action` not one of the two, or the phone missing or invalid.', message: pt.invalidField('Action') },
+      404: {
+        description: 'No group with this name or id, or (remove_number) the number is not in the group.',
+        message: pt.contactNotInGroup('5511977776666', 'Clientes'),
+      },
+    },
+    requestExample: { GroupName: 'Clientes', Action: 'add_number', ContactName: 'Ana', ContactPhone: '11977776666' },
+  }),
+  block: legacyDoc({
+    operationId: 'legacyBlockNumber',
+    tags: BLOCKLIST,
+    summary: 'Block a number: sends to it are skipped (BLOCKED, not charged) on both interfaces',
+    description:
+      "Adds `PhoneNumber` (area code + number) to the account's blocklist: every later send to it, on both interfaces, records the message as `BLOCKED` and does not charge it. A number already there is a 200 saying so.",
+    success: { description: 'Blocked.', object: null, message: pt.blocked('5511955554444') },
+    errors: { 400: BAD_PHONE },
+    requestExample: { PhoneNumber: '11955554444' },
+  }),
+  listBlocked: legacyDoc({
+    operationId: 'legacyListBlockedNumbers',
+    tags: BLOCKLIST,
+    summary: 'Blocked numbers: all, or one (phone in the path or ?id=)',
+    description: "The account's blocked numbers with when they were added; with a phone (path or `?id=`), a list of that one.",
+    success: {
+      description: 'The blocked numbers.',
+      object: [{ PhoneNumber: '5511955554444', CreatedDate: '2026-11-22T17:02:36-03:00' }],
+      message: pt.blockedList(1),
+    },
+    errors: { 400: BAD_PHONE, 404: NOT_BLOCKED },
+  }),
+  unblock: legacyDoc({
+    operationId: 'legacyUnblockNumber',
+    tags: BLOCKLIST,
+    summary: 'Unblock a number (phone in the path, ?id= or the body)',
+    description: 'Takes the number off the blocklist: sends reach it again.',
+    success: { description: 'Unblocked.', object: null, message: pt.unblocked('5511955554444') },
+    errors: { 400: BAD_PHONE, 404: NOT_BLOCKED },
+    requestExample: { PhoneNumber: '11955554444' },
+  }),
+};
+
 /** /contactgroup (the gateway's contact groups) and /blacklist (the account's blocklist). */
 export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const { t } = ctx;
-  const common = { tags, security, headers: AuthKeyHeader };
+  const common = { headers: AuthKeyHeader };
   const shape = (g: LegacyGroup, tz: string) => ({
     Id: g.id,
     Name: g.name,
@@ -60,7 +144,7 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
 
   app.post<{ Body: Static<typeof GroupBody> }>(
     '/contactgroup',
-    { schema: { ...common, summary: 'Create a contact group', body: GroupBody, response: { 200: Envelope(Group), ...errorResponses } } },
+    { schema: { ...common, ...DOCS.createGroup, body: GroupBody, response: { 200: Envelope(Group), ...errorResponses } } },
     async (request) => {
       const name = textOf(request.body.Name);
       if (name === null) throw badRequest((x) => x.required('Name'));
@@ -90,11 +174,10 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const listSchema = {
     ...common,
-    summary: 'Contact groups: all, or one (name or Id in the path or ?id=)',
     response: { 200: Envelope(Type.Array(Group)), ...errorResponses },
   };
-  app.get('/contactgroup', { schema: { ...listSchema, querystring: IdQuery } }, list);
-  app.get('/contactgroup/:id', { schema: { ...listSchema, params: IdParams } }, list);
+  app.get('/contactgroup', { schema: { ...listSchema, ...DOCS.listGroups, querystring: IdQuery } }, list);
+  app.get('/contactgroup/:id', { schema: { ...listSchema, ...alias(DOCS.listGroups, 'legacyGetContactGroup'), params: IdParams } }, list);
 
   const remove = async (request: FastifyRequest<{ Body: Static<typeof GroupRef> }>) => {
     const group = await groupOf(request, request.body?.GroupName);
@@ -103,12 +186,11 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const removeSchema = {
     ...common,
-    summary: 'Delete a contact group and its contacts',
     body: GroupRef,
     response: { 200: Envelope(Type.Null()), ...errorResponses },
   };
-  app.delete('/contactgroup', { schema: { ...removeSchema, querystring: IdQuery } }, remove);
-  app.delete('/contactgroup/:id', { schema: { ...removeSchema, params: IdParams } }, remove);
+  app.delete('/contactgroup', { schema: { ...removeSchema, ...DOCS.deleteGroup, querystring: IdQuery } }, remove);
+  app.delete('/contactgroup/:id', { schema: { ...removeSchema, ...alias(DOCS.deleteGroup, 'legacyDeleteContactGroupById'), params: IdParams } }, remove);
 
   const change = async (request: FastifyRequest<{ Body: Static<typeof GroupChange> }>) => {
     const body = request.body;
@@ -126,19 +208,18 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const changeSchema = {
     ...common,
-    summary: 'Add a number to a group, or remove it',
     body: GroupChange,
     response: { 200: Envelope(Type.Null()), ...errorResponses },
   };
-  app.put('/contactgroup', { schema: { ...changeSchema, querystring: IdQuery } }, change);
-  app.put('/contactgroup/:id', { schema: { ...changeSchema, params: IdParams } }, change);
+  app.put('/contactgroup', { schema: { ...changeSchema, ...DOCS.changeGroup, querystring: IdQuery } }, change);
+  app.put('/contactgroup/:id', { schema: { ...changeSchema, ...alias(DOCS.changeGroup, 'legacyChangeContactGroupById'), params: IdParams } }, change);
 
   app.post<{ Body: Static<typeof PhoneBody> }>(
     '/blacklist',
     {
       schema: {
         ...common,
-        summary: 'Block a number: sends to it are skipped (BLOCKED, not charged) on both interfaces',
+        ...DOCS.block,
         body: PhoneBody,
         response: { 200: Envelope(Type.Null()), ...errorResponses },
       },
@@ -160,11 +241,10 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const blockedSchema = {
     ...common,
-    summary: 'Blocked numbers: all, or one (phone in the path or ?id=)',
     response: { 200: Envelope(Type.Array(Blocked)), ...errorResponses },
   };
-  app.get('/blacklist', { schema: { ...blockedSchema, querystring: IdQuery } }, blocked);
-  app.get('/blacklist/:id', { schema: { ...blockedSchema, params: IdParams } }, blocked);
+  app.get('/blacklist', { schema: { ...blockedSchema, ...DOCS.listBlocked, querystring: IdQuery } }, blocked);
+  app.get('/blacklist/:id', { schema: { ...blockedSchema, ...alias(DOCS.listBlocked, 'legacyGetBlockedNumber'), params: IdParams } }, blocked);
 
   const unblock = async (request: FastifyRequest<{ Body: Static<typeof PhoneRef> }>) => {
     const phone = parsePhone(idFrom(request) ?? request.body?.PhoneNumber);
@@ -173,10 +253,9 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const unblockSchema = {
     ...common,
-    summary: 'Unblock a number (phone in the path, ?id= or the body)',
     body: PhoneRef,
     response: { 200: Envelope(Type.Null()), ...errorResponses },
   };
-  app.delete('/blacklist', { schema: { ...unblockSchema, querystring: IdQuery } }, unblock);
-  app.delete('/blacklist/:id', { schema: { ...unblockSchema, params: IdParams } }, unblock);
+  app.delete('/blacklist', { schema: { ...unblockSchema, ...DOCS.unblock, querystring: IdQuery } }, unblock);
+  app.delete('/blacklist/:id', { schema: { ...unblockSchema, ...alias(DOCS.unblock, 'legacyUnblockNumberById'), params: IdParams } }, unblock);
 }

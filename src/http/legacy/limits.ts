@@ -11,7 +11,7 @@ export interface RateLimit {
   perSecond: number;
 }
 
-/** Spec 7.2 429 (its number is not in the spec): 100 at once, 20 a second sustained, per API key. */
+/** The legacy 429: a token bucket of 100 requests at once, 20 a second sustained, per API key. */
 export const DEFAULT_RATE_LIMIT: RateLimit = { capacity: 100, perSecond: 20 };
 
 /** A token bucket per API key. */

@@ -1,7 +1,7 @@
 import { normalizeBrazilian } from '../../common/phone.ts';
 import { badRequest } from './envelope.ts';
 
-/** Spec 4.9 / 8: phones per legacy request, after de-duplication. */
+/** Phones per legacy request, after de-duplication. */
 export const MAX_LEGACY_RECEIVERS = 100;
 
 /**

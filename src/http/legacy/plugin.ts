@@ -37,7 +37,7 @@ export interface LegacyOptions {
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
 
 /**
- * The Legacy v2 interface (spec 4.9, 7.2, 7.3), served at /api/v2. A thin
+ * The Legacy v2 interface (docs/legacy.md), served at /api/v2. A thin
  * edge over the gateway's use cases: same accounts, queue, charging,
  * blocklist and reports. Answers are the `{Success, Object, Message}`
  * envelope, except a 401, which has an empty body.
@@ -69,7 +69,7 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
     return json(request, text, done);
   });
 
-  // Unknown path: 404; known path, other method: 405 (spec 7.2). Both before
+  // Unknown path: 404; known path, other method: 405. Both before
   // authentication: they describe the endpoint, not the caller.
   const notAllowed = (request: FastifyRequest, reply: FastifyReply, allowed: string) =>
     reply

@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { deleteRule, findRule, listRules, saveRule, type ContextRule } from '../../contextrules/rules.ts';
 import { Envelope, LegacyProblem, badRequest, errorResponses, ok } from './envelope.ts';
-import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, idFrom, security, tags } from './schemas.ts';
+import { AuthKeyHeader, IdParams, IdQuery, Name, Nullable, idFrom } from './schemas.ts';
+import { alias, legacyDoc, t as pt } from './docs.ts';
 import { formatDate } from './dates.ts';
 import { textOf } from './sending.ts';
 import type { LegacyContext } from './context.ts';
@@ -39,10 +40,64 @@ const Rule = Type.Object({
   UpdatedDate: Nullable(Type.String()),
 });
 
+const tags = ['Legacy v2: context rules'];
+const RULE = {
+  Id: 3,
+  Name: 'Confirmação',
+  Message: 'Confirma a consulta de amanhã? Responda SIM ou NÃO',
+  PositiveContext: 'sim,confirmo',
+  PositiveResponse: 'Consulta confirmada!',
+  NegativeContext: 'nao,cancelar',
+  NegativeResponse: 'Consulta cancelada. Para remarcar, ligue (11) 4004-1234.',
+  DefaultResponse: 'Não entendi. Responda SIM ou NÃO.',
+  CreatedDate: '2026-11-22T16:40:12-03:00',
+  UpdatedDate: '2026-11-22T16:40:12-03:00',
+};
+const NO_RULE = { description: 'No rule with this name.', message: pt.ruleNotFound('Confirmação') };
+const DOCS = {
+  save: legacyDoc({
+    operationId: 'legacySaveContextRule',
+    tags,
+    summary: 'Create a context rule, or replace the one with the same Name',
+    description: `A rule for /sendcontextmessage: its \`Message\` is sent, and a receiver's reply within 72 hours that contains a
+\`PositiveContext\` keyword gets \`PositiveResponse\`, a \`NegativeContext\` one \`NegativeResponse\`, anything else
+\`DefaultResponse\` (at most 3 times). Keywords are comma-separated (or a list), matched as whole words ignoring case and
+accents. Saving an existing \`Name\` replaces that rule.`,
+    success: { description: 'Created or replaced: the rule; `Message` says which.', object: RULE, message: pt.ruleCreated('Confirmação') },
+    errors: { 400: { description: '`Name` or `Message` missing, or a field too long.', message: pt.ruleMessageRequired } },
+    requestExample: {
+      Name: 'Confirmação',
+      Message: 'Confirma a consulta de amanhã? Responda SIM ou NÃO',
+      PositiveContext: 'sim,confirmo',
+      PositiveResponse: 'Consulta confirmada!',
+      NegativeContext: 'nao,cancelar',
+      NegativeResponse: 'Consulta cancelada. Para remarcar, ligue (11) 4004-1234.',
+      DefaultResponse: 'Não entendi. Responda SIM ou NÃO.',
+    },
+  }),
+  list: legacyDoc({
+    operationId: 'legacyListContextRules',
+    tags,
+    summary: 'Context rules: all, or one (name in the path or ?id=)',
+    description: 'The context rules of the account; with a name (path or `?id=`), a list of that one.',
+    success: { description: 'The rules.', object: [RULE], message: pt.rules(1) },
+    errors: { 400: { description: 'The name is over 200 characters.', message: pt.tooLong('id', 200) }, 404: NO_RULE },
+  }),
+  remove: legacyDoc({
+    operationId: 'legacyDeleteContextRule',
+    tags,
+    summary: 'Delete a context rule; conversations waiting on it end',
+    description: "Deletes the rule named in the path, `?id=` or `Name` of the body; receivers' answers to its sends no longer get replies.",
+    success: { description: 'Deleted.', object: null, message: pt.ruleDeleted('Confirmação') },
+    errors: { 400: { description: 'No rule named.', message: pt.ruleNameRequired }, 404: NO_RULE },
+    requestExample: { Name: 'Confirmação' },
+  }),
+};
+
 /** /sendingcontextrules: the context (auto-reply) rules that /sendcontextmessage uses. */
 export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const { t } = ctx;
-  const common = { tags, security, headers: AuthKeyHeader };
+  const common = { headers: AuthKeyHeader };
   const shape = (r: ContextRule, tz: string) => ({
     Id: r.id,
     Name: r.name,
@@ -61,7 +116,7 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
     {
       schema: {
         ...common,
-        summary: 'Create a context rule, or replace the one with the same Name',
+        ...DOCS.save,
         body: RuleBody,
         response: { 200: Envelope(Rule), ...errorResponses },
       },
@@ -102,11 +157,10 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const listSchema = {
     ...common,
-    summary: 'Context rules: all, or one (name in the path or ?id=)',
     response: { 200: Envelope(Type.Array(Rule)), ...errorResponses },
   };
-  app.get('/sendingcontextrules', { schema: { ...listSchema, querystring: IdQuery } }, list);
-  app.get('/sendingcontextrules/:id', { schema: { ...listSchema, params: IdParams } }, list);
+  app.get('/sendingcontextrules', { schema: { ...listSchema, ...DOCS.list, querystring: IdQuery } }, list);
+  app.get('/sendingcontextrules/:id', { schema: { ...listSchema, ...alias(DOCS.list, 'legacyGetContextRule'), params: IdParams } }, list);
 
   const remove = async (request: FastifyRequest<{ Body: Static<typeof RuleRef> }>) => {
     const ref = idFrom(request) ?? textOf(request.body?.Name);
@@ -118,10 +172,9 @@ export async function ruleRoutes(app: FastifyInstance, ctx: LegacyContext) {
   };
   const removeSchema = {
     ...common,
-    summary: 'Delete a context rule; conversations waiting on it end',
     body: RuleRef,
     response: { 200: Envelope(Type.Null()), ...errorResponses },
   };
-  app.delete('/sendingcontextrules', { schema: { ...removeSchema, querystring: IdQuery } }, remove);
-  app.delete('/sendingcontextrules/:id', { schema: { ...removeSchema, params: IdParams } }, remove);
+  app.delete('/sendingcontextrules', { schema: { ...removeSchema, ...DOCS.remove, querystring: IdQuery } }, remove);
+  app.delete('/sendingcontextrules/:id', { schema: { ...removeSchema, ...alias(DOCS.remove, 'legacyDeleteContextRuleById'), params: IdParams } }, remove);
 }

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 
 /** Shared schema pieces of the legacy routes (they feed the OpenAPI document). */
-export const AuthKeyHeader = Type.Object({ 'auth-key': Type.Optional(Type.String({ description: 'API key (UUID), spec 5.2' })) });
+export const AuthKeyHeader = Type.Object({ 'auth-key': Type.Optional(Type.String({ description: 'API key of the account (a UUID)' })) });
 
 /** Longest SMS text accepted (about 13 concatenated parts), as on the gateway. */
 export const MAX_TEXT = 2000;
@@ -38,10 +38,6 @@ export const DateRange = {
 };
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
-
-export const tags = ['Legacy v2'];
-/** Legacy routes authenticate with `auth-key`, not the gateway's `x-api-key`. */
-export const security: Record<string, string[]>[] = [];
 
 /** The id of an operation: from the path (`/credits/{id}`) or the query (`?id=`), path first. */
 export function idFrom(request: { params: unknown; query: unknown }): string | undefined {

@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { createToken, validateToken, DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES } from '../../tokens/store.ts';
 import { Envelope, badRequest, errorResponses, ok } from './envelope.ts';
-import { AuthKeyHeader, Phone, security, tags } from './schemas.ts';
+import { AuthKeyHeader, Phone } from './schemas.ts';
+import { legacyDoc, t as pt } from './docs.ts';
 import { parsePhone } from './phones.ts';
 import { textOf } from './sending.ts';
 import { legacyRoute, requireOneCredit } from '../../messaging/legacy-send.ts';
@@ -33,6 +34,54 @@ const ValidateBody = Type.Object(
 const Created = Type.Object({ RequestUniqueId: Type.String(), PhoneNumber: Type.String(), ExpireDate: Type.String() });
 const Validated = Type.Object({ Valid: Type.Boolean(), PhoneNumber: Type.String() });
 
+const tags = ['Legacy v2: tokens'];
+const DOCS = {
+  create: legacyDoc({
+    operationId: 'legacyCreateToken',
+    tags,
+    summary: 'Create a verification code and send it by SMS',
+    description: `Makes a 6-digit code and sends \`{Prefix}: {code}\` (or the code alone) by SMS to \`PhoneNumber\` (area code + number),
+charged like any SMS. Valid for \`ExpireInMinutes\` (default ${DEFAULT_EXPIRY_MINUTES}, at most 1440) and once; with
+\`EnforceSecureValidation\` the validation must give the phone too. The answer never contains the code. At most 5 codes per
+phone every 10 minutes (the same store as the gateway's /api-tokens).`,
+    success: {
+      description: 'Sent: the request id, the phone and when the code expires (account time zone).',
+      object: { RequestUniqueId: '01a204da-7993-7576-be8d-fdf9450e1c0e', PhoneNumber: '5511999998888', ExpireDate: '2026-11-22T17:12:47-03:00' },
+      message: pt.tokenSent('5511999998888', DEFAULT_EXPIRY_MINUTES),
+      requestId: true,
+    },
+    errors: {
+      400: { description: '`PhoneNumber` missing or invalid, `ExpireInMinutes` out of range, or not enough credits.', message: pt.phoneInvalid('1199999') },
+      429: {
+        description: 'More than 5 codes for this phone in 10 minutes (nothing sent or charged), or too many requests for the key.',
+        message: pt.tokenRateLimited,
+      },
+    },
+    requestExample: { PhoneNumber: '11999998888', Prefix: 'Acme', ExpireInMinutes: 10, EnforceSecureValidation: true },
+  }),
+  validate: legacyDoc({
+    operationId: 'legacyValidateToken',
+    tags,
+    summary: 'Validate a verification code (single use)',
+    description: `Checks \`TokenCode\` (a number is accepted too: \`12345\` reads as \`012345\`); a valid code is used up. Give
+\`PhoneNumber\` when the code was made with \`EnforceSecureValidation\`. Every refused validation spends one of the account's
+20 wrong guesses per 10 minutes (shared with the gateway's /api-tokens/validate); once spent, every validation is a 429
+until the window ends.`,
+    success: { description: 'The code is valid (and now used).', object: { Valid: true, PhoneNumber: '5511999998888' }, message: pt.tokenValid },
+    errors: {
+      400: {
+        description: 'The code is missing, unknown, expired, already used, locked, sent to another phone, or needs `PhoneNumber`.',
+        message: pt.tokenInvalid,
+      },
+      429: {
+        description: "The account's budget of wrong guesses is spent (every validation refused until `Retry-After`), or too many requests for the key.",
+        message: pt.tokenGuessLimit(412),
+      },
+    },
+    requestExample: { TokenCode: '810097', PhoneNumber: '11999998888' },
+  }),
+};
+
 /**
  * /tokenmanager: POST creates a verification code and sends it by SMS
  * (charged like any SMS); PUT validates it once. The store lives in
@@ -40,14 +89,14 @@ const Validated = Type.Object({ Valid: Type.Boolean(), PhoneNumber: Type.String(
  * account's budget of wrong guesses (429 with Retry-After once spent).
  */
 export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
-  const common = { tags, security, headers: AuthKeyHeader };
+  const common = { headers: AuthKeyHeader };
 
   app.post<{ Body: Static<typeof CreateBody> }>(
     '/tokenmanager',
     {
       schema: {
         ...common,
-        summary: 'Create a verification code and send it by SMS',
+        ...DOCS.create,
         body: CreateBody,
         response: { 200: Envelope(Created), ...errorResponses },
       },
@@ -78,7 +127,7 @@ export async function tokenRoutes(app: FastifyInstance, ctx: LegacyContext) {
     {
       schema: {
         ...common,
-        summary: 'Validate a verification code (single use)',
+        ...DOCS.validate,
         body: ValidateBody,
         response: { 200: Envelope(Validated), ...errorResponses },
       },

@@ -1,0 +1,482 @@
+import { Type } from '@sinclair/typebox';
+import { Nullable, RouteSchema } from './schemas.ts';
+import { type DocumentedSchema, type ResponseDoc, RETRY_AFTER, component, json, operation, plainError, security } from '../openapi.ts';
+
+/**
+ * Documentation of the operator API (src/http/openapi.ts explains `x-doc`).
+ * Its routes have no `response` schemas: they answer what the operator use
+ * cases return, serialized as it is. The answer schemas below are for the
+ * document only, so that documenting them cannot change a byte of an answer.
+ */
+
+const Account = component(
+  'OperatorAccount',
+  Type.Object({
+    id: Type.Integer(),
+    name: Type.String(),
+    role: Type.Union([Type.Literal('CUSTOMER'), Type.Literal('RESELLER')]),
+    timezone: Type.String({ description: 'IANA time zone of the account (Legacy v2 dates, schedule dates)' }),
+    balance: Type.Number({ description: 'In currency units, at most 6 decimals' }),
+    active: Type.Boolean({ description: "false: deactivated, its keys (and its child users' keys) are refused" }),
+  }),
+);
+const IssuedKey = component(
+  'IssuedApiKey',
+  Type.Object({ id: Type.Integer(), key: Type.String({ description: 'The API key: shown only in this answer (the gateway keeps a hash)' }) }),
+);
+const Balance = component('OperatorBalance', Type.Object({ balance: Type.Number({ description: 'The balance after the entry' }) }));
+const Route = component('OperatorRoute', RouteSchema);
+const CreatedGroup = component(
+  'CreatedContactGroup',
+  Type.Object({
+    id: Type.Integer(),
+    added: Type.Integer({ description: 'Numbers stored (duplicates once)' }),
+    invalid: Type.Array(Type.String(), { description: 'Numbers refused: not valid international phones' }),
+  }),
+);
+const Carriers = component(
+  'CarrierConnections',
+  Type.Array(
+    Type.Object({
+      name: Type.String(),
+      channels: Type.Array(Type.Union([Type.Literal('SMS'), Type.Literal('RCS')])),
+      ready: Type.Boolean({ description: 'Takes messages now (bind up)' }),
+      capacity: Type.Integer({ description: 'Messages it can take now (free window)' }),
+      queued: Type.Integer({ description: 'Messages waiting in the outbox, due' }),
+      sending: Type.Integer({ description: 'Messages claimed, waiting for the carrier' }),
+      scheduled: Type.Integer({ description: 'Messages scheduled for later' }),
+    }),
+  ),
+);
+const Accepted = component('InboundAccepted', Type.Object({ accepted: Type.Boolean() }));
+const Callbacks = component(
+  'LegacyCallbacks',
+  Type.Object({
+    replyUrl: Nullable(Type.String({ description: 'Where replies are POSTed in the Legacy v2 format; null: off' })),
+    statusUrl: Nullable(Type.String({ description: 'Where status changes are POSTed in the Legacy v2 format; null: off' })),
+  }),
+);
+const S = Nullable(Type.String());
+const CallbackDeliveries = component(
+  'CallbackDeliveries',
+  Type.Object({
+    records: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        eventType: Type.String(),
+        status: Type.String({ description: 'PENDING, DELIVERING, DELIVERED or FAILED' }),
+        attempts: Type.Integer(),
+        lastHttpStatus: Nullable(Type.Integer()),
+        lastError: S,
+        createdAt: Type.String(),
+        lastAttemptAt: S,
+        nextAttemptAt: S,
+        deliveredAt: S,
+        url: Type.String(),
+      }),
+    ),
+    total: Type.Integer({ description: 'Deliveries over all pages' }),
+  }),
+);
+const Keywords = component(
+  'OptOutKeywords',
+  Type.Object({
+    keywords: Type.Array(Type.String(), { description: 'A reply that is one of these words (ignoring case, accents, punctuation) blocks its sender' }),
+  }),
+);
+
+type OperatorErrorStatus = 400 | 404 | 409 | 413 | 415;
+type ErrorDoc = true | string | { description: string; message: string };
+
+const DEFAULTS: Record<OperatorErrorStatus, { description: string; message: string }> = {
+  400: { description: 'Invalid request: every problem is named in `error`.', message: 'id: must be integer' },
+  404: { description: 'The account (or the record named) does not exist.', message: 'Account 42 was not found.' },
+  409: { description: 'A record with the same name already exists.', message: 'A contact group named "Clientes" already exists.' },
+  413: { description: 'The body is over the size limit (`BODY_LIMIT_BYTES`, 1 MiB by default).', message: 'The body is too large.' },
+  415: { description: 'The `Content-Type` is not `application/json`.', message: 'Unsupported Content-Type; send application/json.' },
+};
+
+/** What every operator operation may answer: a wrong token, or a database that cannot work now. */
+export const OPERATOR_COMMON: Record<string, ResponseDoc> = {
+  401: plainError(
+    'No operator token, or a wrong one: `Authorization: Bearer <GATEWAY_ADMIN_TOKEN>`.',
+    'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.',
+  ),
+  503: plainError(
+    'The database cannot store or read right now (disk full, unavailable): nothing was done. Retry after `Retry-After` seconds.',
+    'The database cannot store anything right now (disk full or unavailable); nothing was done. Retry later.',
+    RETRY_AFTER,
+  ),
+};
+
+export interface OperatorOperationDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  /** The answer when it works; `schema` absent: the route's own `response` schema; no `example`: no body (204). */
+  success: { status: number; description: string; schema?: { $ref: string }; example?: unknown };
+  errors: Partial<Record<OperatorErrorStatus, ErrorDoc>>;
+  requestExample?: unknown;
+}
+
+/** The documentation fields of an operator route schema (spread into `schema`). */
+export function operatorDoc(doc: OperatorOperationDoc): DocumentedSchema {
+  const s = doc.success;
+  const responses: Record<string, ResponseDoc> = {
+    [String(s.status)]: {
+      description: s.description,
+      ...(s.example === undefined ? {} : { content: json({ ...(s.schema ? { schema: s.schema } : {}), example: s.example }) }),
+    },
+  };
+  for (const status of Object.keys(doc.errors).map(Number) as OperatorErrorStatus[]) {
+    const e = doc.errors[status];
+    if (e === undefined) continue;
+    const base = DEFAULTS[status];
+    responses[String(status)] = plainError(
+      e === true ? base.description : typeof e === 'string' ? e : e.description,
+      typeof e === 'object' ? e.message : base.message,
+    );
+  }
+  Object.assign(responses, OPERATOR_COMMON);
+  return operation(
+    { operationId: doc.operationId, summary: doc.summary, description: doc.description, tags: doc.tags, security: security.operator },
+    responses,
+    doc.requestExample,
+  );
+}
+
+const ACCOUNTS = ['Operator: accounts'];
+const ROUTES = ['Operator: routes'];
+const CARRIERS = ['Operator: carriers'];
+const EVENTS = ['Operator: events'];
+const BODY = { 413: true, 415: true } as const;
+const NO_ACCOUNT = { description: 'No account with this id.', message: 'Account 42 was not found.' };
+const BAD_ID = { description: 'The id is not a positive integer.', message: 'id: must be integer' };
+const ACCOUNT_EXAMPLE = { id: 42, name: 'Acme Ltda', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: 500, active: true };
+const ROUTE_EXAMPLE = {
+  id: 2,
+  displayName: 'Claro SMS',
+  farePrice: 0.065,
+  productName: 'SMS',
+  productId: 1,
+  replyFarePrice: 0.01,
+  channel: 'SMS',
+  connector: 'claro',
+  fallbackRouteId: null,
+};
+
+/** The operator API's operations in src/http/admin/plugin.ts. */
+export const OPERATOR_DOCS = {
+  createAccount: operatorDoc({
+    operationId: 'createAccount',
+    tags: ACCOUNTS,
+    summary: 'Create an account',
+    description: `A CUSTOMER (default) or RESELLER account with an opening balance (default 0; a ledger entry) and a time zone
+(default \`DEFAULT_TIMEZONE\`, America/Sao_Paulo). Issue its API key next with POST /admin/accounts/{id}/api-keys and grant
+it a route with POST /admin/accounts/{id}/routes.`,
+    success: { status: 201, description: 'Created: the account.', schema: Account, example: ACCOUNT_EXAMPLE },
+    errors: {
+      ...BODY,
+      400: {
+        description: 'The name is missing, the time zone unknown, or the balance negative or with more than 6 decimals.',
+        message: 'timezone: "Brasilia" is not an IANA time zone (e.g. America/Sao_Paulo)',
+      },
+    },
+    requestExample: { name: 'Acme Ltda', role: 'CUSTOMER', timezone: 'America/Sao_Paulo', balance: '500.00' },
+  }),
+  getAccount: operatorDoc({
+    operationId: 'getAccount',
+    tags: ACCOUNTS,
+    summary: 'An account',
+    description: 'The account with its role, time zone, balance and whether it is active.',
+    success: { status: 200, description: 'The account.', schema: Account, example: { ...ACCOUNT_EXAMPLE, balance: 487.35 } },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+  issueKey: operatorDoc({
+    operationId: 'issueApiKey',
+    tags: ACCOUNTS,
+    summary: 'Issue an API key for an account',
+    description: `A new API key of the account, for both \`x-api-key\` (Gateway) and \`auth-key\` (Legacy v2). The key is shown only in
+this answer. \`allowedIps\` (addresses or CIDR ranges) restricts where it may be used from; absent or empty: anywhere.`,
+    success: { status: 201, description: 'Issued: the key and its id.', schema: IssuedKey, example: { id: 318, key: 'b5950ecf-9e54-40e4-80da-ce552c8cc741' } },
+    errors: {
+      ...BODY,
+      400: { description: 'An entry of `allowedIps` is not an address or CIDR range.', message: 'allowedIps: "10.0.0.300" is not an IP address or CIDR range' },
+      404: NO_ACCOUNT,
+    },
+    requestExample: { allowedIps: ['203.0.113.10', '198.51.100.0/24'] },
+  }),
+  revokeKey: operatorDoc({
+    operationId: 'revokeApiKey',
+    tags: ACCOUNTS,
+    summary: 'Revoke an API key',
+    description: 'The key is refused (401) at once in this process, within a second in other gateway processes on the same database.',
+    success: { status: 204, description: 'Revoked; no body.' },
+    errors: { 400: BAD_ID, 404: { description: 'No live key with this id (unknown, or already revoked).', message: 'API key 318 was not found.' } },
+  }),
+  addCredits: operatorDoc({
+    operationId: 'addCredits',
+    tags: ACCOUNTS,
+    summary: 'Add credits to an account (or take them back)',
+    description: `Adds \`amount\` (negative: takes it back) to the account's balance with a ledger entry whose reason is \`reason\`
+(default "operator credit"). At most 6 decimals; the balance may not go below zero.`,
+    success: { status: 200, description: 'Done: the new balance.', schema: Balance, example: { balance: 600 } },
+    errors: {
+      ...BODY,
+      400: {
+        description: 'The amount has more than 6 decimals, or would take the balance below zero.',
+        message: 'amount: -700 would take the balance (500) below zero',
+      },
+      404: NO_ACCOUNT,
+    },
+    requestExample: { amount: 100, reason: 'Pix 2026-11-22' },
+  }),
+  createRoute: operatorDoc({
+    operationId: 'createRoute',
+    tags: ROUTES,
+    summary: 'Create a route',
+    description: `A route: what accounts see (display name, product, prices) and the carrier connection (\`connector\`: \`simulator\`
+or a connection of the carriers file) that carries its channel. An RCS route may name an SMS \`fallbackRouteId\` for phones
+without RCS. Grant it to accounts with POST /admin/accounts/{id}/routes.`,
+    success: { status: 201, description: 'Created: the route.', schema: Route, example: ROUTE_EXAMPLE },
+    errors: {
+      ...BODY,
+      400: {
+        description: 'A field is invalid, the connector is unknown or does not carry the channel, a price is negative, or the fallback is not an SMS route.',
+        message: 'connector: no carrier connection named "vivo"; configured: simulator, claro',
+      },
+    },
+    requestExample: { displayName: 'Claro SMS', productName: 'SMS', productId: 1, farePrice: 0.065, replyFarePrice: 0.01, channel: 'SMS', connector: 'claro' },
+  }),
+  setRouteFallback: operatorDoc({
+    operationId: 'setRouteFallback',
+    tags: ROUTES,
+    summary: "Set or clear an RCS route's SMS fallback",
+    description: 'Phones without RCS get the message as SMS text through `fallbackRouteId` (an SMS route), at its price; null clears it.',
+    success: {
+      status: 200,
+      description: 'Done: the route.',
+      schema: Route,
+      example: {
+        ...ROUTE_EXAMPLE,
+        id: 3,
+        displayName: 'RCS',
+        productName: 'RCS',
+        productId: 2,
+        farePrice: 0.08,
+        replyFarePrice: 0,
+        channel: 'RCS',
+        connector: 'simulator',
+        fallbackRouteId: 2,
+      },
+    },
+    errors: {
+      ...BODY,
+      400: {
+        description: 'The body is invalid, or the fallback is not an SMS route.',
+        message: 'fallbackRouteId: must be a route id (a positive integer) or null',
+      },
+      404: { description: 'No route with this id.', message: 'Route 3 was not found.' },
+    },
+    requestExample: { fallbackRouteId: 2 },
+  }),
+  grantRoute: operatorDoc({
+    operationId: 'grantRoute',
+    tags: ACCOUNTS,
+    summary: 'Grant a route to an account',
+    description: 'The account may send through the route from now on (GET /routes lists it). Granting it again changes nothing.',
+    success: { status: 204, description: 'Granted; no body.' },
+    errors: { ...BODY, 400: BAD_ID, 404: { description: 'No account, or no route, with this id.', message: 'Route 9 was not found.' } },
+    requestExample: { routeId: 2 },
+  }),
+  createContactGroup: operatorDoc({
+    operationId: 'createContactGroup',
+    tags: ACCOUNTS,
+    summary: 'Create a contact group of an account with its numbers',
+    description: `A contact group of the account with up to 100,000 numbers (international form, e.g. 5511999998888; the body may be up
+to 10 times the usual limit). Numbers that are not valid phones are listed in \`invalid\` and not stored; duplicates are
+stored once. Sends name the group by its id (\`contactGroups\`), Legacy v2 by its name.`,
+    success: {
+      status: 201,
+      description: 'Created: its id, the numbers stored and those refused.',
+      schema: CreatedGroup,
+      example: { id: 7, added: 2, invalid: ['123'] },
+    },
+    errors: {
+      ...BODY,
+      400: { description: 'A field is missing or invalid.', message: 'name: must not be empty' },
+      404: NO_ACCOUNT,
+      409: { description: 'The account already has a group with this name.', message: 'A contact group named "Clientes" already exists.' },
+      413: 'The body is over 10 times the size limit (`BODY_LIMIT_BYTES`, 1 MiB by default).',
+    },
+    requestExample: { name: 'Clientes', description: 'Clientes ativos', numbers: ['5511999998888', '5521988887777'] },
+  }),
+  carriers: operatorDoc({
+    operationId: 'listCarriers',
+    tags: CARRIERS,
+    summary: 'Carrier connections: channels, bind state, free window, messages waiting',
+    description: `Each carrier connection as the dispatcher sees it: the channels it carries, whether it takes messages now, how many it
+can take, and the messages waiting for it in the outbox (of every gateway process sharing the database).`,
+    success: {
+      status: 200,
+      description: 'The connections.',
+      schema: Carriers,
+      example: [
+        { name: 'simulator', channels: ['SMS', 'RCS'], ready: true, capacity: 1000, queued: 0, sending: 0, scheduled: 3 },
+        { name: 'claro', channels: ['SMS'], ready: true, capacity: 48, queued: 120, sending: 2, scheduled: 0 },
+      ],
+    },
+    errors: {},
+  }),
+  simulatorInbound: operatorDoc({
+    operationId: 'simulateInbound',
+    tags: CARRIERS,
+    summary: 'Make the simulator carrier receive a text from a phone',
+    description: `The built-in simulator delivers a text from \`from\` as a phone's reply would arrive: it is matched to the latest message
+sent to that phone and shows in the reports, webhooks and callbacks. For trying things out.`,
+    success: { status: 202, description: 'Taken by the simulator.', schema: Accepted, example: { accepted: true } },
+    errors: { ...BODY, 400: { description: '`from` is not a phone number, or `text` is missing.', message: 'from: must match pattern "^\\+?\\d{8,15}$"' } },
+    requestExample: { from: '5511999998888', text: 'SIM' },
+  }),
+  setCallbacks: operatorDoc({
+    operationId: 'setLegacyCallbacks',
+    tags: EVENTS,
+    summary: "Set an account's Legacy v2 callback URLs",
+    description: `Replies (\`replyUrl\`) and status changes (\`statusUrl\`) of the account are POSTed there in the Legacy v2 format
+(docs/webhooks.md). Absent or null turns one off. URLs must be http(s) on a public address.`,
+    success: { status: 200, description: 'Set: both URLs.', schema: Callbacks, example: { replyUrl: 'https://erp.example.com/sms/reply', statusUrl: null } },
+    errors: {
+      ...BODY,
+      400: {
+        description: 'A URL is not http(s) on a public address, or the body has another field.',
+        message: 'replyUrl: 10.0.0.5 is a private address; only public addresses may be called',
+      },
+      404: NO_ACCOUNT,
+    },
+    requestExample: { replyUrl: 'https://erp.example.com/sms/reply', statusUrl: 'https://erp.example.com/sms/status' },
+  }),
+  getCallbacks: operatorDoc({
+    operationId: 'getLegacyCallbacks',
+    tags: EVENTS,
+    summary: "An account's Legacy v2 callback URLs",
+    description: 'The URLs replies and status changes are POSTed to in the Legacy v2 format; null: off.',
+    success: {
+      status: 200,
+      description: 'Both URLs.',
+      schema: Callbacks,
+      example: { replyUrl: 'https://erp.example.com/sms/reply', statusUrl: 'https://erp.example.com/sms/status' },
+    },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+  callbackDeliveries: operatorDoc({
+    operationId: 'listLegacyCallbackDeliveries',
+    tags: EVENTS,
+    summary: "Delivery log of an account's Legacy v2 callbacks, newest first",
+    description: 'Every callback sent (or to be sent), newest first, with its URL, attempts and outcome. `skip`/`limit` page them (at most 1,000).',
+    success: {
+      status: 200,
+      description: 'The page of deliveries and their total.',
+      schema: CallbackDeliveries,
+      example: {
+        records: [
+          {
+            id: '01a204da-7a1c-7c3e-9b11-5a0c2f9e7d41',
+            eventType: 'message.reply',
+            status: 'DELIVERED',
+            attempts: 1,
+            lastHttpStatus: 200,
+            lastError: null,
+            createdAt: '2026-11-22T20:05:12.004Z',
+            lastAttemptAt: '2026-11-22T20:05:12.311Z',
+            nextAttemptAt: null,
+            deliveredAt: '2026-11-22T20:05:12.311Z',
+            url: 'https://erp.example.com/sms/reply',
+          },
+        ],
+        total: 1,
+      },
+    },
+    errors: { 400: { description: 'The id or a paging parameter is invalid.', message: 'limit: must be <= 1000' }, 404: NO_ACCOUNT },
+  }),
+  setOptOutKeywords: operatorDoc({
+    operationId: 'setOptOutKeywords',
+    tags: EVENTS,
+    summary: "Set an account's opt-out keywords",
+    description: `Replaces the account's keywords (at most 50): a reply that is one of them, ignoring case, accents, spaces and
+punctuation, puts its sender on the account's blocklist. An empty list turns opt-out by keyword off; the default is SAIR,
+PARAR, CANCELAR, STOP.`,
+    success: { status: 200, description: 'Set: the keywords kept (duplicates once).', schema: Keywords, example: { keywords: ['SAIR', 'PARAR', 'STOP'] } },
+    errors: {
+      ...BODY,
+      400: { description: 'A keyword has no letter or digit, or the list is too long.', message: 'keywords[1]: must contain a letter or digit' },
+      404: NO_ACCOUNT,
+    },
+    requestExample: { keywords: ['SAIR', 'PARAR', 'STOP'] },
+  }),
+  getOptOutKeywords: operatorDoc({
+    operationId: 'getOptOutKeywords',
+    tags: EVENTS,
+    summary: "An account's opt-out keywords",
+    description: 'The words that, as a whole reply, put the sender on the blocklist; the defaults when never set.',
+    success: { status: 200, description: 'The keywords.', schema: Keywords, example: { keywords: ['SAIR', 'PARAR', 'CANCELAR', 'STOP'] } },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+};
+
+/** The documentation of a route that carries its own summary and description (src/http/admin/listing.ts): the rest. */
+type Extras = Omit<DocumentedSchema, 'summary' | 'description'>;
+function extras(doc: Omit<OperatorOperationDoc, 'summary' | 'description'>): Extras {
+  const { summary: _summary, description: _description, ...rest } = operatorDoc({ ...doc, summary: '', description: '' });
+  return rest;
+}
+
+const LISTED_ACCOUNT = { ...ACCOUNT_EXAMPLE, balance: 487.35, parentId: null, createdAt: '2026-11-02T13:15:00.000Z', deactivatedAt: null };
+const BAD_QUERY = {
+  description: 'The id or a query parameter is invalid, or the query has a parameter the list does not take.',
+  message: 'limit: must be a whole number from 1 to 1000',
+};
+
+/** The operator API's lists and account (de)activation (src/http/admin/listing.ts). */
+export const LISTING_DOCS = {
+  listAccounts: extras({
+    operationId: 'listAccounts',
+    tags: ACCOUNTS,
+    success: { status: 200, description: 'The page of accounts and the count of every match.', example: { records: [LISTED_ACCOUNT], total: 1 } },
+    errors: { 400: { ...BAD_QUERY, message: 'stauts: is not a parameter of this list (skip, limit, name, status, order)' } },
+  }),
+  listKeys: extras({
+    operationId: 'listApiKeys',
+    tags: ACCOUNTS,
+    success: {
+      status: 200,
+      description: "The page of the account's keys and their count.",
+      example: { records: [{ id: 318, hint: 'c741', createdAt: '2026-11-02T13:16:40.000Z', revokedAt: null, allowedIps: ['203.0.113.10'] }], total: 1 },
+    },
+    errors: { 400: BAD_QUERY, 404: NO_ACCOUNT },
+  }),
+  listRoutes: extras({
+    operationId: 'listOperatorRoutes',
+    tags: ROUTES,
+    success: { status: 200, description: 'The page of routes and their count.', example: { records: [ROUTE_EXAMPLE], total: 1 } },
+    errors: { 400: BAD_QUERY },
+  }),
+  listAccountRoutes: extras({
+    operationId: 'listAccountRoutes',
+    tags: ACCOUNTS,
+    success: { status: 200, description: 'The page of routes granted to the account and their count.', example: { records: [ROUTE_EXAMPLE], total: 1 } },
+    errors: { 400: BAD_QUERY, 404: NO_ACCOUNT },
+  }),
+  deactivate: extras({
+    operationId: 'deactivateAccount',
+    tags: ACCOUNTS,
+    success: { status: 200, description: 'Deactivated (or already was): the account.', example: { ...ACCOUNT_EXAMPLE, active: false } },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+  activate: extras({
+    operationId: 'activateAccount',
+    tags: ACCOUNTS,
+    success: { status: 200, description: 'Active (again): the account.', example: ACCOUNT_EXAMPLE },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+};
