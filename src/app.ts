@@ -10,7 +10,7 @@ import { PARSER_HEAD_LIMIT, clientErrorHandler, headRefusal, refuseLargeHeads, s
 import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
 import { legacyPlugin } from './http/legacy/plugin.ts';
-import { rcsPublicRoutes } from './http/public-routes.ts';
+import { rbmEventRoute, rcsPublicRoutes } from './http/public-routes.ts';
 import { openMediaStorage } from './rcs/storage.ts';
 import { metricsRoute, recordResponses } from './http/metrics-route.ts';
 import { swaggerOptions } from './http/openapi.ts';
@@ -67,7 +67,8 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
 
   app.get('/healthz', { schema: PUBLIC_DOCS.healthz }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: PUBLIC_DOCS.readyz }, async (_request, reply) => {
-    const carriers = Object.fromEntries([...core.carriers.values()].map((c) => [c.name, c.ready()]));
+    // An api process runs no carrier: ready when its database answers.
+    const carriers = core.role === 'api' ? {} : Object.fromEntries([...core.carriers.values()].map((c) => [c.name, c.ready()]));
     try {
       await sql`select 1`.execute(core.db.kysely);
     } catch {
@@ -80,11 +81,19 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
   // Prometheus (docs/metrics.md): operator token, like /admin.
   metricsRoute(app, { metrics: core.metrics, adminToken: options.adminToken });
 
+  // GATEWAY_ROLE=dispatch (docs/operations.md, "Running several processes"): health, metrics and the callbacks of the
+  // carriers it runs (RBM events) only; no public or operator API.
+  if (core.role === 'dispatch') {
+    await app.register(rbmEventRoute, { core });
+    app.addHook('onClose', () => mediaStorage.close());
+    return app;
+  }
   await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
   await app.register(legacyPlugin, { prefix: '/api/v2', core });
   // Public (no API key), so outside the gateway plugin and its key check.
   await app.register(shortLinkRedirect, { core });
-  await app.register(rcsPublicRoutes, { core, mediaStorage });
+  // An api process runs no carrier: the RBM event endpoint is a dispatch process's.
+  await app.register(rcsPublicRoutes, { core, mediaStorage, events: core.role !== 'api' });
   await app.register(gatewayPlugin, { core, mediaStorage });
   app.addHook('onClose', () => mediaStorage.close());
   return app;

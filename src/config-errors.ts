@@ -16,6 +16,7 @@ const PATTERN_TEXT: Readonly<Record<string, string>> = {
   MEDIA_S3_ENDPOINT: 'an http(s) URL without query or fragment, e.g. https://minio.example.com:9000',
   MEDIA_S3_PREFIX: 'a key prefix without spaces, e.g. rcs/',
   MEDIA_S3_PUBLIC_URL: 'an http(s) URL without query, fragment or trailing slash',
+  REDIS_URL: 'a Redis URL: redis://host:6379 or rediss://user:password@host:6380/0',
 };
 
 /** Variables whose value is never repeated in an error (it would put a secret in the log). */

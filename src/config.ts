@@ -36,6 +36,8 @@ export const ConfigSchema = Type.Object({
   DISPATCH_BATCH: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   /** Idle poll interval of the dispatcher (scheduled messages are due within this). */
   DISPATCH_POLL_MS: Type.Integer({ minimum: 10, maximum: 1000, default: 250 }),
+  /** What this process does (docs/operations.md, "Running several processes"): all = HTTP API and sending; api = HTTP API only (messages wait in the outbox for a dispatch process); dispatch = carriers and dispatcher, with a small listener (health, metrics, carrier callbacks). */
+  GATEWAY_ROLE: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('dispatch')], { default: 'all' }),
   /** Create a demo account, route and key when the database is new (also `npm start -- --demo`); off by default (docs/operator.md). */
   GATEWAY_DEMO: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   /** SQLite synchronous mode: FULL makes every accepted request survive power loss. */
@@ -86,6 +88,15 @@ export const ConfigSchema = Type.Object({
   RETENTION_MEDIA_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
   /** One log line per HTTP request (method, route, status, duration, account, request id). */
   ACCESS_LOG: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  // --- rate limits of the Gateway and Legacy v2 interfaces, per account (docs/operations.md, "Rate limits") ---
+  /** Default limit of the Gateway interface, in requests a second per account; 0 = no limit (the default). The operator sets an account's own (`account rate-limit`), which also applies to the legacy interface. */
+  RATE_LIMIT_PER_SECOND: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  /** The counting window, in seconds: an account may make per-second × window requests in each window (a burst up to that, then 429 until the window ends). */
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 1 }),
+  /** redis:// or rediss:// URL: when set, the counts are kept in Redis and shared by every process using it; when unset, each process counts alone. */
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  /** Prefix of the rate limit keys in Redis (gateways sharing a Redis server but not their accounts need different prefixes). */
+  RATE_LIMIT_REDIS_PREFIX: Type.String({ minLength: 1, default: 'gateway-rate-limit:' }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -13,6 +13,7 @@ import { contextRulesHook } from './contextrules/hook.ts';
 import { unfinishedCarrierIds } from './messaging/outbox.ts';
 import { Retention } from './retention/retention.ts';
 import { openMediaStorage } from './rcs/storage.ts';
+import { ProcessBeacon, type Role } from './dispatch/cluster.ts';
 
 /**
  * The composition root below HTTP: on the base (src/base.ts: database,
@@ -32,13 +33,17 @@ export interface Core extends Base {
   metrics: Metrics;
   /** The daily deletion of old finished messages and unused media (src/retention; off unless RETENTION_* are set). */
   retention: Retention;
+  /** What this process does (GATEWAY_ROLE, docs/operations.md "Running several processes"). */
+  role: Role;
+  /** This process's row in the cluster registry (src/dispatch/cluster.ts, GET /admin/cluster). */
+  beacon: ProcessBeacon;
   /** Resolves when every accepted result and receipt has been written. */
   settle(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface CoreOptions extends BaseOptions {
-  /** Start the dispatcher loop and carriers (default); false: a process that serves HTTP and sends nothing. */
+  /** Start the dispatcher loop and carriers (default unless GATEWAY_ROLE=api); false: a process that serves HTTP and sends nothing. */
   dispatch?: boolean;
 }
 
@@ -113,13 +118,21 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     () => openMediaStorage(config),
   );
 
-  const dispatch = options.dispatch ?? true;
+  // GATEWAY_ROLE=api: no carriers, dispatcher, webhook deliverer or retention loop; accepted messages wait in the outbox for a dispatch process.
+  const role: Role = config.GATEWAY_ROLE;
+  const dispatch = options.dispatch ?? role !== 'api';
+  // What it does, when a caller (a test) overrides the role's default.
+  const acting: Role = dispatch ? (role === 'api' ? 'all' : role) : 'api';
   if (dispatch) {
     for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
     await dispatcher.start();
     events.start();
     retention.start();
   }
+  const beacon = new ProcessBeacon(db.kysely, acting, dispatch ? [...carriers.keys()] : [], config.DISPATCH_LEASE_MS, (err) =>
+    log.error({ err }, 'could not update this process in the cluster registry; trying again later'),
+  );
+  await beacon.start();
 
   const core: Core = {
     ...base,
@@ -128,11 +141,14 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     events,
     metrics,
     retention,
+    role: acting,
+    beacon,
     accept: async (input) => {
       // Messages due now may go to this process's carrier straight from the accept, without a claim (Handoff in src/messaging/accept.ts).
       const connector = input.route.connector;
       const due = input.scheduleAt === null || input.scheduleAt <= Date.now();
-      const handoff = due ? dispatcher.reserve(connector, input.items.length) : null;
+      // Never without a running dispatcher here (an api process): the messages wait in the outbox for a dispatch process.
+      const handoff = due && dispatch ? dispatcher.reserve(connector, input.items.length) : null;
       let result: AcceptResult;
       try {
         const answer = await accepter.submit(handoff ? { ...input, handoff } : input);
@@ -165,6 +181,7 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     close: async () => {
       // Accepts still being written first: what they hand off is sent before the dispatcher stops, not left leased.
       await accepter.idle();
+      await beacon.stop();
       if (dispatch) {
         await dispatcher.stop();
         for (const carrier of carriers.values()) await carrier.stop();

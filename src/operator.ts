@@ -10,7 +10,9 @@ import { validation } from './common/errors.ts';
 import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
 import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';
+import { clusterView } from './dispatch/cluster.ts';
 import { waitingMessages } from './messaging/outbox.ts';
+import { getAccountRateLimit, setAccountRateLimit, type AccountRateLimit } from './accounts/rate-limits.ts';
 
 const money = (field: string, value: number | string): number => {
   const micros = toMicros(value);
@@ -45,6 +47,12 @@ function checkPage(page: { skip?: number | undefined; limit?: number | undefined
 function oneOf<T extends string>(field: string, allowed: readonly T[], value: string | undefined): T | undefined {
   if (value === undefined || (allowed as readonly string[]).includes(value)) return value as T | undefined;
   throw validation([`${field}: must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`]);
+}
+
+/** An account's rate limit as the operator sees it: its setting, and what the Gateway interface applies (null: no limit). */
+function rateLimitView(accountId: number, perSecond: AccountRateLimit, defaultPerSecond: number) {
+  const gateway = perSecond === 'off' ? null : perSecond === 'default' ? (defaultPerSecond === 0 ? null : defaultPerSecond) : perSecond;
+  return { accountId, perSecond, gatewayPerSecond: gateway };
 }
 
 /**
@@ -98,6 +106,17 @@ export function operator(core: Base) {
       const row = await setAccountActive(db, accountId, active);
       core.auth.invalidate();
       return publicAccount(row);
+    },
+    /** The account's request rate limit on the HTTP interfaces (docs/operations.md, "Rate limits"). */
+    async getRateLimit(accountId: number) {
+      return rateLimitView(accountId, await getAccountRateLimit(db, accountId), core.config.RATE_LIMIT_PER_SECOND);
+    },
+    /**
+     * Sets it: N requests a second, 'off' (no limit) or 'default'. It applies at
+     * once in this process, within a few seconds in the others (RATE_LIMIT_CACHE_MS).
+     */
+    async setRateLimit(accountId: number, perSecond: AccountRateLimit) {
+      return rateLimitView(accountId, await setAccountRateLimit(db, accountId, perSecond), core.config.RATE_LIMIT_PER_SECOND);
     },
     /** The account's keys (revoked ones too): ids, last characters, dates, allow-lists; never a key. */
     async listKeys(accountId: number, page: { skip?: number | undefined; limit?: number | undefined } = {}) {
@@ -181,6 +200,10 @@ export function operator(core: Base) {
         sending: waiting(c.name, 'SENDING'),
         scheduled: waiting(c.name, 'SCHEDULED'),
       }));
+    },
+    /** The gateway processes alive on the database and the outbox per connection (src/dispatch/cluster.ts); `self`: the asking process's id. */
+    async cluster(self: string | null = null) {
+      return clusterView(db, core.config.DISPATCH_LEASE_MS, self);
     },
     async grantRoute(accountId: number, routeId: number) {
       await getAccount(db, accountId);

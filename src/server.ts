@@ -51,7 +51,7 @@ async function main() {
       ].join('\n'),
     );
   }
-  log.info({ address, base, database: core.db.dialect }, 'gateway listening; API docs at /docs');
+  log.info({ address, base, database: core.db.dialect, role: core.role }, 'gateway listening; API docs at /docs');
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -4,7 +4,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { openBase } from '../base.ts';
 import { operator, type Operator } from '../operator.ts';
 import { DomainError } from '../common/errors.ts';
-import { Listing, minute } from './table.ts';
+import { Listing, Sections, minute } from './table.ts';
 import { runMaintenance } from './backup.ts';
 import { importCsvFile } from './csv-import.ts';
 
@@ -15,6 +15,7 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
   account list [--name TEXT] [--status active|deactivated|all] [--order newest|id] [--skip N] [--limit N] [--json]
   account deactivate --account ID   (its keys and its child users' keys are refused; accepted messages still go)
   account activate --account ID
+  account rate-limit --account ID [--per-second N | --off | --default]   (requests a second on the HTTP interfaces; without a flag, shows it)
   key issue --account ID [--allowed-ip CIDR ...]
   key revoke --key ID
   key list --account ID [--skip N] [--limit N] [--json]   (last 4 characters of each key, never the key)
@@ -24,6 +25,7 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
   route grant --account ID --route ID
   route list [--account ID] [--skip N] [--limit N] [--json]   (every route, or those granted to the account)
   group create --account ID --name NAME [--number PHONE ...]
+  cluster [--json]   (the gateway processes alive on the database, their roles and connections, and the outbox per connection)
   group import --account ID --name NAME --csv FILE   (first column: phone; optional second column: name; a header row is skipped; streamed, any size)
   backup --to FILE [--force]      (SQLite: a consistent copy, mode 0600, while the gateway runs; PostgreSQL: use pg_dump)
   restore --from FILE [--force]   (SQLite: every gateway process on the data directory stopped; the old database is kept aside)
@@ -58,6 +60,9 @@ const options = {
   skip: { type: 'string' },
   limit: { type: 'string' },
   json: { type: 'boolean' },
+  'per-second': { type: 'string' },
+  off: { type: 'boolean' },
+  default: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
 
@@ -114,6 +119,18 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
       return ops.setAccountActive(id(values, 'account'), false);
     case 'account activate':
       return ops.setAccountActive(id(values, 'account'), true);
+    case 'account rate-limit': {
+      const account = id(values, 'account');
+      const given = [values['per-second'] !== undefined, values.off === true, values.default === true].filter(Boolean).length;
+      if (given > 1) throw new DomainError('VALIDATION', 'give one of --per-second N, --off, --default');
+      if (given === 0) return ops.getRateLimit(account);
+      if (values.off) return ops.setRateLimit(account, 'off');
+      if (values.default) return ops.setRateLimit(account, 'default');
+      const text = values['per-second'] ?? '';
+      const n = /^\d+$/.test(text.trim()) ? Number(text) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < 1) throw new DomainError('VALIDATION', '--per-second must be a positive integer (or use --off)');
+      return ops.setRateLimit(account, n);
+    }
     case 'key issue':
       return ops.issueKey(id(values, 'account'), values['allowed-ip']);
     case 'key list': {
@@ -175,6 +192,35 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
       return ops.createContactGroup(id(values, 'account'), need(values, 'name'), null, values.number ?? []);
     case 'group import':
       return importCsvFile(ops, id(values, 'account'), need(values, 'name'), need(values, 'csv'));
+    case 'cluster': {
+      const view = await ops.cluster();
+      const processes = new Listing(
+        { records: view.processes, total: view.processes.length },
+        [
+          { title: 'ROLE', value: (p) => p.role },
+          { title: 'HOST', value: (p) => p.host },
+          { title: 'PID', value: (p) => p.pid, right: true },
+          { title: 'STARTED (UTC)', value: (p) => minute(p.startedAt) },
+          { title: 'LAST SEEN (UTC)', value: (p) => p.lastSeenAt.slice(0, 19).replace('T', ' ') },
+          { title: 'CONNECTORS', value: (p) => (p.connectors.length === 0 ? '(none)' : p.connectors.join(',')) },
+        ],
+        'process',
+        0,
+        'processes',
+      );
+      const outbox = new Listing(
+        { records: view.outbox, total: view.outbox.length },
+        [
+          { title: 'CONNECTOR', value: (o) => o.connector },
+          { title: 'QUEUED', value: (o) => o.queued, right: true },
+          { title: 'SCHEDULED', value: (o) => o.scheduled, right: true },
+          { title: 'SENDING', value: (o) => o.sending, right: true },
+        ],
+        'outbox connection',
+        0,
+      );
+      return new Sections(view, [processes, outbox]);
+    }
     default:
       throw new DomainError('VALIDATION', `unknown command "${command}"\n\n${USAGE}`);
   }
@@ -184,7 +230,8 @@ async function main() {
   const { values, positionals } = parseArgs({ options, allowPositionals: true, strict: true });
   // backup and restore work on the SQLite file itself, not through the base (src/cli/backup.ts).
   if (!values.help && (positionals[0] === 'backup' || positionals[0] === 'restore')) process.exit(runMaintenance(positionals[0], values));
-  if (values.help || positionals.length < 2) {
+  const single = positionals[0] === 'cluster';
+  if (values.help || (positionals.length < 2 && !single)) {
     process.stdout.write(`${USAGE}\n`);
     process.exit(values.help ? 0 : 64);
   }
@@ -192,9 +239,10 @@ async function main() {
   // The database and what the operator's use cases need, nothing of the sending machinery (src/base.ts).
   const base = await openBase(config, pino({ level: 'warn' }));
   try {
-    const result = await run(operator(base), positionals.slice(0, 2).join(' '), values);
-    if (result instanceof Listing && !values.json) process.stdout.write(result.render());
-    else process.stdout.write(`${JSON.stringify(result instanceof Listing ? result.data : result, null, 2)}\n`);
+    const result = await run(operator(base), positionals.slice(0, single ? 1 : 2).join(' '), values);
+    const table = result instanceof Listing || result instanceof Sections;
+    if (table && !values.json) process.stdout.write(result.render());
+    else process.stdout.write(`${JSON.stringify(table ? result.data : result, null, 2)}\n`);
   } finally {
     await base.close();
   }

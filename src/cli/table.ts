@@ -16,6 +16,8 @@ export class Listing<R> {
     /** What a record is: "account" (an s is added for more than one). */
     readonly what: string,
     readonly skip: number,
+    /** When adding an s is wrong ("processes"). */
+    readonly plural = `${what}s`,
   ) {}
 
   render(): string {
@@ -28,7 +30,7 @@ export class Listing<R> {
         .map((text, i) => (this.columns[i]?.right ? text.padStart(widths[i] ?? 0) : text.padEnd(widths[i] ?? 0)))
         .join('  ')
         .trimEnd();
-    const what = `${this.what}${total === 1 ? '' : 's'}`;
+    const what = total === 1 ? this.what : this.plural;
     const count =
       records.length === total
         ? `${total} ${what}`
@@ -52,3 +54,15 @@ function cell(value: string | number | boolean | null): string {
 
 /** 2024-05-01T12:34:56.789Z -> 2024-05-01 12:34 (UTC). */
 export const minute = (iso: string | null) => (iso === null ? null : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`);
+
+/** Several tables one after the other (`cluster`: processes, then outbox); with `--json` the use case's answer as it is. */
+export class Sections {
+  constructor(
+    readonly data: unknown,
+    readonly parts: { render(): string }[],
+  ) {}
+
+  render(): string {
+    return this.parts.map((p) => p.render()).join('\n');
+  }
+}

@@ -17,6 +17,8 @@ import { waitingIndex } from './migrations/007_waiting_index.ts';
 import { tokenSecrets } from './migrations/008_token_secrets.ts';
 import { dispatchers } from './migrations/009_dispatchers.ts';
 import { accountStatus } from './migrations/010_account_status.ts';
+import { processes } from './migrations/011_processes.ts';
+import { accountRateLimit } from './migrations/012_account_rate_limit.ts';
 
 export type { Dialect } from './dialect.ts';
 
@@ -145,6 +147,8 @@ async function migrate(db: Db): Promise<void> {
     '008_token_secrets': tokenSecrets,
     '009_dispatchers': dispatchers,
     '010_account_status': accountStatus,
+    '011_processes': processes,
+    '012_account_rate_limit': accountRateLimit,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

@@ -16,6 +16,8 @@ export interface AccountsTable {
   created_at: number;
   /** When the operator deactivated it; null while active. */
   deactivated_at: number | null;
+  /** Requests a second on the HTTP interfaces: null = the default, 0 = no limit (docs/operations.md, "Rate limits"). */
+  rate_limit_per_second: Generated<number | null>;
 }
 
 export interface ApiKeysTable {
@@ -193,6 +195,20 @@ export interface Database {
   replies: RepliesTable;
   settings: SettingsTable;
   dispatchers: DispatchersTable;
+  processes: ProcessesTable;
+}
+
+/** A gateway process of any role working on this database (src/dispatch/cluster.ts). */
+export interface ProcessesTable {
+  id: string;
+  role: string;
+  host: string;
+  pid: number;
+  started: string;
+  started_at: number;
+  seen_at: number;
+  /** JSON array of the carrier connection names it runs. */
+  connectors: string;
 }
 
 /** A dispatcher process working on this database (src/dispatch/registry.ts). */

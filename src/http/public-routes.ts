@@ -15,7 +15,14 @@ const MediaParams = Type.Object({ name: Type.String() });
  * the same answer either way), and the signed event endpoint of RBM
  * connections.
  */
-export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage }: { core: Core; mediaStorage: MediaStorage }) {
+export async function rcsPublicRoutes(
+  app: FastifyInstance,
+  {
+    core,
+    mediaStorage,
+    events = true,
+  }: { core: Core; mediaStorage: MediaStorage /** Serve the RBM event endpoint (not in an api process). */; events?: boolean },
+) {
   app.get<{ Params: Static<typeof MediaParams> }>('/media/:name', { schema: { ...PUBLIC_DOCS.media, params: MediaParams } }, async (request, reply) => {
     const { name } = request.params;
     const type = MEDIA_NAME.test(name) ? contentTypeOfName(name) : null;
@@ -36,7 +43,7 @@ export async function rcsPublicRoutes(app: FastifyInstance, { core, mediaStorage
       .header('x-content-type-options', 'nosniff')
       .send(object.body);
   });
-  await app.register(rbmEventRoute, { core });
+  if (events) await app.register(rbmEventRoute, { core });
 }
 
 const Params = Type.Object({ connector: Type.String({ maxLength: 40 }) });

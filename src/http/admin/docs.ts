@@ -34,6 +34,31 @@ const CreatedGroup = component(
     invalid: Type.Array(Type.String(), { description: 'Numbers refused: not valid international phones' }),
   }),
 );
+const Cluster = component(
+  'Cluster',
+  Type.Object({
+    processes: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'Chosen by the process when it started' }),
+        role: Type.Union([Type.Literal('all'), Type.Literal('api'), Type.Literal('dispatch')], { description: 'GATEWAY_ROLE' }),
+        host: Type.String(),
+        pid: Type.Integer(),
+        startedAt: Type.String({ format: 'date-time' }),
+        lastSeenAt: Type.String({ format: 'date-time' }),
+        connectors: Type.Array(Type.String(), { description: 'The carrier connections it runs (none for an api process)' }),
+        self: Type.Boolean({ description: 'The process that answered' }),
+      }),
+    ),
+    outbox: Type.Array(
+      Type.Object({
+        connector: Type.String(),
+        queued: Type.Integer({ description: 'Messages waiting in the outbox, due' }),
+        scheduled: Type.Integer({ description: 'Messages scheduled for later' }),
+        sending: Type.Integer({ description: 'Messages claimed, waiting for the carrier' }),
+      }),
+    ),
+  }),
+);
 const Carriers = component(
   'CarrierConnections',
   Type.Array(
@@ -82,6 +107,19 @@ const Keywords = component(
   'OptOutKeywords',
   Type.Object({
     keywords: Type.Array(Type.String(), { description: 'A reply that is one of these words (ignoring case, accents, punctuation) blocks its sender' }),
+  }),
+);
+
+const PerSecondSetting = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Literal('off'), Type.Literal('default')], {
+  description:
+    "Requests a second; 'off' = no limit; 'default' = the interface's default (RATE_LIMIT_PER_SECOND on the gateway, 20 a second with bursts of 100 on the legacy interface)",
+});
+const RateLimit = component(
+  'AccountRateLimit',
+  Type.Object({
+    accountId: Type.Integer(),
+    perSecond: PerSecondSetting,
+    gatewayPerSecond: Nullable(Type.Integer({ description: 'What the Gateway interface applies to the account now; null: no limit' })),
   }),
 );
 
@@ -329,6 +367,48 @@ can take, and the messages waiting for it in the outbox (of every gateway proces
     },
     errors: {},
   }),
+  cluster: operatorDoc({
+    operationId: 'getCluster',
+    tags: CARRIERS,
+    summary: 'Gateway processes sharing the database, and the outbox per connection',
+    description: `The gateway processes alive on this database (GATEWAY_ROLE \`all\`, \`api\` or \`dispatch\`): host, process id, when they
+started and were last seen, and the carrier connections each runs; and the messages waiting in the outbox per connection. A process
+is alive while it was seen within two dispatch leases (\`DISPATCH_LEASE_MS\`) and, on the same machine, while its process runs.`,
+    success: {
+      status: 200,
+      description: 'The processes and the outbox.',
+      schema: Cluster,
+      example: {
+        processes: [
+          {
+            id: '0b6f6b1e-8a0c-4a43-9a5e-3f1c2d4e5f60',
+            role: 'api',
+            host: 'gw-1',
+            pid: 4121,
+            startedAt: '2026-11-26T09:00:00.000Z',
+            lastSeenAt: '2026-11-26T09:41:15.000Z',
+            connectors: [],
+            self: true,
+          },
+          {
+            id: '7c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+            role: 'dispatch',
+            host: 'gw-1',
+            pid: 4122,
+            startedAt: '2026-11-26T09:00:01.000Z',
+            lastSeenAt: '2026-11-26T09:41:12.000Z',
+            connectors: ['simulator', 'claro'],
+            self: false,
+          },
+        ],
+        outbox: [
+          { connector: 'claro', queued: 120, scheduled: 0, sending: 2 },
+          { connector: 'simulator', queued: 0, scheduled: 3, sending: 0 },
+        ],
+      },
+    },
+    errors: {},
+  }),
   simulatorInbound: operatorDoc({
     operationId: 'simulateInbound',
     tags: CARRIERS,
@@ -421,6 +501,34 @@ PARAR, CANCELAR, STOP.`,
     description: 'The words that, as a whole reply, put the sender on the blocklist; the defaults when never set.',
     success: { status: 200, description: 'The keywords.', schema: Keywords, example: { keywords: ['SAIR', 'PARAR', 'CANCELAR', 'STOP'] } },
     errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+  getRateLimit: operatorDoc({
+    operationId: 'getAccountRateLimit',
+    tags: ACCOUNTS,
+    summary: "An account's rate limit",
+    description: `The account's request limit on the Gateway and Legacy v2 interfaces (docs/operations.md, "Rate limits"): its own
+setting, or \`default\` when the operator never set one, and what the Gateway interface applies now.`,
+    success: { status: 200, description: 'The setting.', schema: RateLimit, example: { accountId: 42, perSecond: 'default', gatewayPerSecond: null } },
+    errors: { 400: BAD_ID, 404: NO_ACCOUNT },
+  }),
+  setRateLimit: operatorDoc({
+    operationId: 'setAccountRateLimit',
+    tags: ACCOUNTS,
+    summary: "Set an account's rate limit",
+    description: `Sets the account's request limit on the Gateway and Legacy v2 interfaces: \`perSecond\` requests a second (counted
+per window of RATE_LIMIT_WINDOW_SECONDS, so a burst may use a whole window's allowance at once), \`off\` for no limit, or
+\`default\` for the interface's default. Requests over it are answered 429 with \`Retry-After\`. It applies at once on
+this process and within 5 seconds on the others.`,
+    success: { status: 200, description: 'Set: the setting.', schema: RateLimit, example: { accountId: 42, perSecond: 50, gatewayPerSecond: 50 } },
+    errors: {
+      ...BODY,
+      400: {
+        description: '`perSecond` is not a positive whole number, `off` or `default`.',
+        message: 'body/perSecond: must be a whole number from 1 to 1000000, "off" or "default"',
+      },
+      404: NO_ACCOUNT,
+    },
+    requestExample: { perSecond: 50 },
   }),
 };
 

@@ -131,6 +131,7 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
       reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
   );
   app.get('/carriers', { schema: DOCS.carriers }, async () => ops.carriers());
+  app.get('/cluster', { schema: DOCS.cluster }, async () => ops.cluster(core.beacon.id));
   app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { ...DOCS.simulatorInbound, body: InboundBody } }, async (request, reply) => {
     await core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
     return reply.status(202).send({ accepted: true });
@@ -164,6 +165,24 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   );
   app.get<{ Params: Static<typeof Id> }>('/accounts/:id/opt-out-keywords', { schema: { ...DOCS.getOptOutKeywords, params: Id } }, async (request) =>
     ops.getOptOutKeywords(request.params.id),
+  );
+
+  // --- per-account rate limit of the HTTP interfaces (docs/operations.md, "Rate limits") ---
+  const RateLimitBody = Type.Object(
+    {
+      perSecond: Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000 }), Type.Literal('off'), Type.Literal('default')], {
+        [ERROR_TEXT]: 'must be a whole number from 1 to 1000000, "off" or "default"',
+      }),
+    },
+    { required: ['perSecond'], additionalProperties: false },
+  );
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof RateLimitBody> }>(
+    '/accounts/:id/rate-limit',
+    { schema: { ...DOCS.setRateLimit, params: Id, body: RateLimitBody } },
+    async (request) => ops.setRateLimit(request.params.id, request.body.perSecond),
+  );
+  app.get<{ Params: Static<typeof Id> }>('/accounts/:id/rate-limit', { schema: { ...DOCS.getRateLimit, params: Id } }, async (request) =>
+    ops.getRateLimit(request.params.id),
   );
 
   // --- lists (accounts, keys, routes) and account (de)activation (docs/operator.md) ---

@@ -31,7 +31,13 @@ const DEFAULTS: Record<GatewayErrorStatus, { description: string; message: strin
   409: { description: 'A record with the same name already exists.', message: 'A contact group named "Clientes" already exists.' },
   413: { description: 'The body is over the size limit (`BODY_LIMIT_BYTES`, 1 MiB by default).', message: 'The body is too large.' },
   415: { description: 'The `Content-Type` is not `application/json`.', message: 'Unsupported Content-Type; send application/json.' },
-  429: { description: 'Too many requests: wait `Retry-After` seconds.', message: 'Too many requests; try again later.', headers: RETRY_AFTER },
+  429: {
+    description:
+      'Too many requests from this account (its rate limit: docs/operations.md, "Rate limits"): wait `Retry-After` seconds and spread the requests over time.',
+    message:
+      "Too many requests for this account: retry after 1 second(s) (Retry-After), and spread your requests over time; the operator can raise the account's limit.",
+    headers: RETRY_AFTER,
+  },
   503: {
     description:
       "The gateway's database cannot store or read right now (disk full, unreachable): nothing was done, nothing charged. Retry after `Retry-After` seconds.",
@@ -69,7 +75,7 @@ export interface GatewayOperationDoc {
     /** Fields of the answer besides the envelope's (GET /balance has `o`). */
     extra?: Record<string, unknown>;
   };
-  /** The errors the operation answers besides 401 and 503, which every gateway operation may answer. */
+  /** The errors the operation answers besides 401, 429 (the account's rate limit) and 503, which every gateway operation may answer. */
   errors: Partial<Record<GatewayErrorStatus, ErrorDoc>>;
   requestExample?: unknown;
 }
@@ -84,7 +90,7 @@ export function gatewayDoc(doc: GatewayOperationDoc): DocumentedSchema {
       content: json({ example: { ...ok(s.object, s.message ?? null, s.totalRecords ?? 0), ...s.extra } }),
     },
   };
-  const errors: Partial<Record<GatewayErrorStatus, ErrorDoc>> = { 401: true, 503: true, ...doc.errors };
+  const errors: Partial<Record<GatewayErrorStatus, ErrorDoc>> = { 401: true, 429: true, 503: true, ...doc.errors };
   for (const status of Object.keys(errors).map(Number) as GatewayErrorStatus[]) {
     const e = errors[status];
     if (e !== undefined) responses[String(status)] = errorResponse(status, e);

@@ -11,6 +11,8 @@ import { childUserRoutes } from './child-users.ts';
 import { shortLinkRoutes } from './short-links.ts';
 import { rcsRoutes } from './rcs.ts';
 import type { MediaStorage } from '../../rcs/storage.ts';
+import { DomainError } from '../../common/errors.ts';
+import { accountRateLimit } from '../rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -32,9 +34,25 @@ export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core; me
     const text = `No operation ${request.method} ${request.url.split('?')[0]}; see /docs.`;
     return reply.status(404).send(failure(text, [text]));
   });
+  // Per account, after authentication (docs/operations.md, "Rate limits"): RATE_LIMIT_PER_SECOND unless the operator set the account's own.
+  const perSecond = core.config.RATE_LIMIT_PER_SECOND;
+  const windowSeconds = core.config.RATE_LIMIT_WINDOW_SECONDS;
+  const limited = await accountRateLimit(app, core, {
+    scope: 'gateway',
+    defaultLimit: perSecond > 0 ? { max: perSecond * windowSeconds, windowMs: windowSeconds * 1000 } : null,
+  });
   app.addHook('onRequest', async (request) => {
     const key = request.headers['x-api-key'];
     request.principal = await core.auth.authenticate(Array.isArray(key) ? key[0] : key, request.ip);
+    const wait = await limited(request);
+    if (wait > 0) {
+      const error = new DomainError(
+        'RATE_LIMITED',
+        `Too many requests for this account: retry after ${wait} second(s) (Retry-After), and spread your requests over time; the operator can raise the account's limit.`,
+      );
+      error.retryAfterSeconds = wait;
+      throw error;
+    }
   });
   await app.register(smsRoutes, { core });
   await app.register(reportRoutes, { core });

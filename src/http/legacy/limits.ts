@@ -1,41 +1,30 @@
 /**
- * In-process limits of the legacy interface. They are per process: behind
- * several processes a client gets each process's allowance.
+ * Limits of the legacy interface. The request limit itself is counted by
+ * src/http/rate-limit.ts (per account, shared through Redis when
+ * REDIS_URL is set); the report window below is per process.
  */
+import type { WindowLimit } from '../rate-limit.ts';
+
 export type Clock = () => number;
 
 export interface RateLimit {
-  /** Requests a key may make at once. */
+  /** Requests an account may make at once. */
   capacity: number;
-  /** Requests per second the allowance refills with. */
+  /** Requests per second it may make sustained. */
   perSecond: number;
 }
 
-/** The legacy 429: a token bucket of 100 requests at once, 20 a second sustained, per API key. */
+/** The legacy 429: 100 requests at once, 20 a second sustained, per account. */
 export const DEFAULT_RATE_LIMIT: RateLimit = { capacity: 100, perSecond: 20 };
 
-/** A token bucket per API key. */
-export class KeyRateLimiter {
-  private buckets = new Map<number, { tokens: number; at: number }>();
-
-  constructor(
-    private readonly limit: RateLimit,
-    private readonly clock: Clock,
-  ) {}
-
-  /** 0 when the request may go ahead, else the seconds to wait. */
-  take(keyId: number): number {
-    const now = this.clock();
-    const b = this.buckets.get(keyId) ?? { tokens: this.limit.capacity, at: now };
-    const tokens = Math.min(this.limit.capacity, b.tokens + ((now - b.at) / 1000) * this.limit.perSecond);
-    if (tokens < 1) {
-      this.buckets.set(keyId, { tokens, at: now });
-      return Math.max(1, Math.ceil((1 - tokens) / this.limit.perSecond));
-    }
-    if (this.buckets.size > 50_000) this.buckets.clear();
-    this.buckets.set(keyId, { tokens: tokens - 1, at: now });
-    return 0;
-  }
+/**
+ * The limit as a fixed window (what @fastify/rate-limit counts): `capacity`
+ * requests per `capacity / perSecond` seconds, so 100 per 5 s for the
+ * default. Sustained, that is the same 20 a second; a burst may reach 100 at
+ * once, and up to twice that across a window's end (docs/legacy.md).
+ */
+export function windowLimit(limit: RateLimit): WindowLimit {
+  return { max: limit.capacity, windowMs: Math.max(1000, Math.round((limit.capacity / limit.perSecond) * 1000)) };
 }
 
 /**

@@ -4,7 +4,8 @@ import type { Principal } from '../../accounts/api-keys.ts';
 import { DomainError } from '../../common/errors.ts';
 import { bindKeys, legacyValidatorCompiler } from './binding.ts';
 import { failure, legacyErrorHandler } from './envelope.ts';
-import { DEFAULT_RATE_LIMIT, KeyRateLimiter, ReportWindow, type Clock, type RateLimit } from './limits.ts';
+import { DEFAULT_RATE_LIMIT, ReportWindow, windowLimit, type Clock, type RateLimit } from './limits.ts';
+import { accountRateLimit } from '../rate-limit.ts';
 import { TEXTS } from './texts.ts';
 import type { LegacyContext } from './context.ts';
 import { sendRoutes } from './send-routes.ts';
@@ -26,11 +27,11 @@ declare module 'fastify' {
 
 export interface LegacyOptions {
   core: Core;
-  /** Per-key request allowance behind 429 (default DEFAULT_RATE_LIMIT). */
+  /** Per-account request allowance behind 429 of an account without its own limit (default DEFAULT_RATE_LIMIT). */
   rateLimit?: RateLimit;
   /** One report call per key and report within this window (default 30 s). */
   reportWindowMs?: number;
-  /** Time source of the limits (tests move it). */
+  /** Time source of the report window (tests move it). */
   clock?: Clock;
 }
 
@@ -46,7 +47,7 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   const { core } = opts;
   const clock = opts.clock ?? Date.now;
   const t = TEXTS[core.config.LEGACY_LANGUAGE];
-  const limiter = new KeyRateLimiter(opts.rateLimit ?? DEFAULT_RATE_LIMIT, clock);
+  const limited = await accountRateLimit(app, core, { scope: 'legacy', defaultLimit: windowLimit(opts.rateLimit ?? DEFAULT_RATE_LIMIT) });
   const ctx: LegacyContext = { core, db: core.db.kysely, t, reports: new ReportWindow(opts.reportWindowMs ?? 30_000, clock) };
 
   app.decorateRequest('principal', null as unknown as Principal);
@@ -110,7 +111,7 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') return reply.status(401).send();
       throw err;
     }
-    const wait = limiter.take(request.principal.keyId);
+    const wait = await limited(request);
     if (wait > 0)
       return reply
         .status(429)
