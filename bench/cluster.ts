@@ -1,29 +1,11 @@
-/**
- * npm run bench:cluster: end-to-end messages per second (API accept until
- * submit_sm_resp at the SMSC, through ONE SMPP bind, window 100) with one
- * `all` gateway process (the baseline) against an `api` + `dispatch` pair
- * (GATEWAY_ROLE, docs/operations.md "Running several processes") on the
- * same machine and database: SQLite (one data directory), and PostgreSQL
- * too when DATABASE_URL or TEST_DATABASE_URL is set (a fresh schema,
- * dropped after). Prints both rates and their ratio.
- *
- * Load: BENCH_CLUSTER_MESSAGES (20,000) messages in requests of 100
- * receivers, 32 connections, after a warm-up; the rate runs from the first
- * request to the last submit_sm_resp recorded (sent_at, read from the
- * database). In the pair, the dispatch process finds the messages by
- * polling the outbox (DISPATCH_POLL_MS, 250 ms by default) instead of being
- * handed them at accept. The SMSC simulator runs as a child process (this
- * file with --smsc), as in bench/smpp.ts.
- */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
+import { type Child, post, spawnChild } from './proc.ts';
 
 const WINDOW = 100;
 const SYSTEM_ID = 'bench';
@@ -35,45 +17,8 @@ const CONNECTIONS = 32;
 const TOKEN = 'bench-operator-token-0000000000';
 const PG_URL = process.env.DATABASE_URL ?? process.env.TEST_DATABASE_URL;
 
-interface Child {
-  child: ChildProcess;
-  value: string | number;
-  stop(): Promise<void>;
-}
-
-/** Starts a child process and resolves with the first JSON stdout line `pick` accepts. */
-function spawnChild(args: string[], env: Record<string, string>, pick: (entry: Record<string, unknown>) => string | number | undefined): Promise<Child> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.once('exit', () => child.kill('SIGTERM')); // never leave a server behind
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.startsWith('{')) return;
-      const value = pick(JSON.parse(line) as Record<string, unknown>);
-      if (value !== undefined) {
-        resolve({
-          child,
-          value,
-          stop: async () => {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-      }
-    });
-  });
-}
-
 const listening = (e: Record<string, unknown>) =>
   typeof e.msg === 'string' && e.msg.startsWith('gateway listening') && typeof e.address === 'string' ? e.address : undefined;
-
-async function post(base: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ id: number; key: string }> {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : {}) as { id: number; key: string };
-}
 
 let nextReceiver = 5511910000000;
 const receiversOf = (n: number): number[] => Array.from({ length: n }, () => nextReceiver++);

@@ -1,4 +1,6 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 
 /** CPU seconds (user + system, all threads) a process has used: /proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s. */
 export function cpuOf(pid: number): number {
@@ -10,4 +12,48 @@ export function cpuOf(pid: number): number {
 export function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Extra node flags for the child processes, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+export interface Child {
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a child process (through tsx) and resolves with the first JSON stdout line `pick` accepts. */
+export function spawnChild<T>(
+  args: string[],
+  env: Record<string, string>,
+  pick: (entry: Record<string, unknown>) => T | undefined,
+): Promise<Child & { value: T }> {
+  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.once('exit', () => child.kill('SIGTERM')); // never leave a server behind
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      if (!line.startsWith('{')) return;
+      const value = pick(JSON.parse(line) as Record<string, unknown>);
+      if (value !== undefined) {
+        resolve({
+          child,
+          value,
+          stop: async () => {
+            child.kill('SIGTERM');
+            await exited;
+          },
+        });
+      }
+    });
+  });
+}
+
+/** POST of JSON to a gateway started by a benchmark (operator API set-up); throws on an error answer. */
+export async function post(base: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ id: number; key: string }> {
+  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
+  return (text ? JSON.parse(text) : {}) as { id: number; key: string };
 }

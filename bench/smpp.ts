@@ -1,37 +1,12 @@
-/**
- * npm run bench:smpp: messages per second from API accept to submit_sm_resp
- * through ONE SMPP bind (window 100) against the SMSC simulator, on SQLite
- * (synchronous=FULL, the default), with receipts flowing back.
- *
- * Baseline: the bare `smpp` package in a loop of submit_sm with 100
- * outstanding, on the same simulator, in the same run, answering receipts
- * like the gateway does. Target: the gateway reaches at least 50% of it.
- * The gateway is measured twice: with one receiver a request (the HTTP
- * accept path limits; npm run bench measures that path alone) and with 100
- * receivers a request (the accept path has room to spare, so the figure is
- * the outbox -> dispatcher -> SMPP -> outcome writes path). Each rate runs
- * from the first request to the last submit_sm_resp recorded (sent_at).
- * Then the API is fed at 70% of the bulk rate for a fixed time while the
- * queue (QUEUED + SENDING messages) is sampled: it must not grow.
- *
- * Processes: the simulator runs as a child process (this file with --smsc),
- * so that its CPU is charged neither to the gateway nor to the baseline; the
- * gateway runs as a child process as `npm start` runs it (src/server.ts with
- * a carriers file); the HTTP load (autocannon) and the baseline client run in
- * this process, one after the other. Rates are read from the gateway's own
- * database (sent_at is written once submit_sm_resp arrived).
- */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
 import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
-import { cpuOf } from './proc.ts';
+import { type Child, cpuOf, post, spawnChild } from './proc.ts';
 
 const WINDOW = 100;
 const SYSTEM_ID = 'bench';
@@ -45,44 +20,6 @@ const BULK_PER_REQUEST = 100;
 const BULK_MESSAGES = Number(process.env.BENCH_BULK_MESSAGES ?? 30_000);
 const CONNECTIONS = 32;
 const TOKEN = 'bench-operator-token-0000000000';
-/** Extra node flags for the child processes, e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof". */
-const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-
-interface Child {
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-/** Starts a child process and resolves with the first JSON stdout line `pick` accepts. */
-function spawnChild<T>(args: string[], env: Record<string, string>, pick: (entry: Record<string, unknown>) => T | undefined): Promise<Child & { value: T }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.once('exit', () => child.kill('SIGTERM')); // never leave a server behind
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (!line.startsWith('{')) return;
-      const value = pick(JSON.parse(line) as Record<string, unknown>);
-      if (value !== undefined) {
-        resolve({
-          child,
-          value,
-          stop: async () => {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-      }
-    });
-  });
-}
-
-async function post(base: string, path: string, body: unknown, headers: Record<string, string>): Promise<{ id: number; key: string }> {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${path}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : {}) as { id: number; key: string };
-}
 
 /**
  * The bare `smpp` package: one transceiver bind, submit_sm kept WINDOW deep
