@@ -154,6 +154,13 @@ async function migrate(db: Db): Promise<void> {
   // name the current one, so databases sharing a server (schemas) never mix.
   const schema = db.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0]?.s : undefined;
   const migrator = new Migrator({ db: db.kysely, provider: { getMigrations: async () => migrations }, ...(schema ? { migrationTableSchema: schema } : {}) });
-  const { error } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await migrator.migrateToLatest();
+    if (!error) return;
+    // Kysely looks its bookkeeping tables up across every schema of the server: a schema
+    // another user drops meanwhile fails that lookup (invalid_schema_name). Nothing was
+    // migrated yet (migrations run in one transaction, under a lock): try again.
+    if (attempt < 5 && (error as { code?: unknown }).code === '3F000') continue;
+    throw error instanceof Error ? error : new Error(String(error));
+  }
 }
