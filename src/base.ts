@@ -3,6 +3,7 @@ import type { Config } from './config.ts';
 import { openDatabase, type Db } from './db/database.ts';
 import { KeyAuthenticator } from './accounts/api-keys.ts';
 import { AccountRoutes } from './routing/account-routes.ts';
+import { RouteLegs } from './routing/legs.ts';
 import type { Carrier } from './carriers/carrier.ts';
 import { SimulatorCarrier } from './carriers/simulator/simulator.ts';
 import { buildCarriers, readCarriersFile } from './carriers/connections.ts';
@@ -24,6 +25,8 @@ export interface Base {
   auth: KeyAuthenticator;
   /** Each account's routes, cached a second (src/routing/account-routes.ts). */
   routes: AccountRoutes;
+  /** Each route's legs, cached a second (src/routing/legs.ts). */
+  legs: RouteLegs;
   /** The carrier connections by name: the built-in simulator and those of GATEWAY_CARRIERS_FILE (docs/carriers.md). */
   carriers: Map<string, Carrier>;
   simulator: SimulatorCarrier;
@@ -61,6 +64,7 @@ export async function openBase(config: Config, log: Logger, options: BaseOptions
     db,
     auth: new KeyAuthenticator(db.kysely),
     routes: new AccountRoutes(db.kysely),
+    legs: new RouteLegs(db.kysely),
     carriers,
     simulator,
     checkUrl: (url) => checkUrl(url, allow),

@@ -7,6 +7,7 @@ import { recordInbound, type StoredReply } from './messaging/replies.ts';
 import { outcomesJob, packOutcomes, type Outcome } from './messaging/outcomes.ts';
 import { Dispatcher } from './dispatch/dispatcher.ts';
 import type { CarrierEvents } from './carriers/carrier.ts';
+import { chooseLeg, receiverPick } from './routing/legs.ts';
 import { createEvents, type Events } from './events/events.ts';
 import { createMetrics, type Metrics } from './metrics/metrics.ts';
 import { contextRulesHook } from './contextrules/hook.ts';
@@ -82,6 +83,16 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   const events = createEvents(db, config, log);
   onReply.push((reply) => events.onReply(reply));
 
+  const withLegs = async (input: AcceptInput): Promise<AcceptInput> => {
+    const legs = await base.legs.get(Number(input.route.id));
+    if (legs.length === 0) return input;
+    const items = input.items.map((item) => {
+      const leg = chooseLeg(legs, item.receiver, receiverPick(item.receiver));
+      return leg ? { ...item, connector: leg.connector } : item;
+    });
+    return { ...input, items };
+  };
+
   const eventsFor = (connector: string): CarrierEvents => ({
     // Both resolve once written, and the carrier acknowledges to its peer only then (see CarrierEvents).
     receipt: async (receipt) => {
@@ -143,12 +154,16 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
     retention,
     role: acting,
     beacon,
-    accept: async (input) => {
+    accept: async (given) => {
+      // A route with legs: each message's connection (src/routing/legs.ts); without legs, its connector carries them all.
+      const input = await withLegs(given);
       // Messages due now may go to this process's carrier straight from the accept, without a claim (Handoff in src/messaging/accept.ts).
-      const connector = input.route.connector;
+      // With legs, only those of one connection (the first message's) are offered.
+      const connector = input.items[0]?.connector ?? input.route.connector;
+      const wanted = input === given ? input.items.length : input.items.filter((item) => (item.connector ?? input.route.connector) === connector).length;
       const due = input.scheduleAt === null || input.scheduleAt <= Date.now();
       // Never without a running dispatcher here (an api process): the messages wait in the outbox for a dispatch process.
-      const handoff = due && dispatch ? dispatcher.reserve(connector, input.items.length) : null;
+      const handoff = due && dispatch ? dispatcher.reserve(connector, wanted) : null;
       let result: AcceptResult;
       try {
         const answer = await accepter.submit(handoff ? { ...input, handoff } : input);

@@ -6,7 +6,8 @@ import { fromMicros, toMicros } from './billing/money.ts';
 import { createRoute, fallbackProblems, grantRoute, listGrantedRoutes, listRoutes, operatorRoute, setRouteFallback } from './routing/routes.ts';
 import { createContactGroup, ensureContactGroup } from './contacts/groups.ts';
 import { importContacts, type ContactRow, type ImportProgress } from './contacts/import.ts';
-import { validation } from './common/errors.ts';
+import { notFound, validation } from './common/errors.ts';
+import { checkLegs, readLegs, replaceLegs, routeChannel, type Leg } from './routing/legs.ts';
 import type { MessageStatus } from './db/tables.ts';
 import { getCallbacks, listCallbackDeliveries, setCallbacks } from './events/callbacks.ts';
 import { getOptOutKeywords, setOptOutKeywords } from './events/optout.ts';
@@ -182,6 +183,54 @@ export function operator(core: Base) {
       const row = await db.transaction().execute((tx) => setRouteFallback(tx, routeId, fallbackRouteId));
       core.routes.invalidate();
       return operatorRoute(row);
+    },
+    /** The route's legs (src/routing/legs.ts), in order; none: its connector carries every message. */
+    async routeLegs(routeId: number) {
+      await routeChannel(db, routeId);
+      return { routeId, legs: await readLegs(db, routeId) };
+    },
+    /**
+     * Replaces the route's legs (empty: none). A leg without prefixes carries
+     * any receiver; priority defaults to its place in the list (1, 2, ...),
+     * weight to 1. Seen at once by this process's sends, within a second by
+     * other processes on the database.
+     */
+    async setRouteLegs(
+      routeId: number,
+      legs: { connector: string; prefixes?: string[] | undefined; priority?: number | undefined; weight?: number | undefined }[],
+    ) {
+      const list: Leg[] = legs.map((leg, i) => ({
+        connector: leg.connector,
+        prefixes: leg.prefixes ?? [],
+        priority: leg.priority ?? i + 1,
+        weight: leg.weight ?? 1,
+      }));
+      await db.transaction().execute(async (tx) => {
+        checkLegs(list, await routeChannel(tx, routeId), core.carriers);
+        await replaceLegs(tx, routeId, list);
+      });
+      core.legs.invalidate();
+      return { routeId, legs: list };
+    },
+    /** One message as the operator sees it: where it is, and the carrier connection (route leg) that carries it. */
+    async getMessage(id: string) {
+      const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw notFound(`Message ${id}`);
+      return {
+        id: row.id,
+        accountId: Number(row.account_id),
+        requestId: row.request_id,
+        routeId: Number(row.route_id),
+        connector: row.connector,
+        channel: row.channel,
+        receiver: row.receiver,
+        status: row.status,
+        statusDetails: row.status_details,
+        attempts: Number(row.attempts),
+        carrierId: row.carrier_id,
+        createdAt: new Date(Number(row.created_at)).toISOString(),
+        statusAt: new Date(Number(row.status_at)).toISOString(),
+      };
     },
     /**
      * Each carrier connection as the dispatcher sees it: channels, whether it

@@ -23,6 +23,9 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
   route create --name NAME --price N --reply-price N [--product NAME] [--product-id N] [--channel SMS|RCS] [--connector NAME] [--fallback-route ID]
   route fallback --route ID --fallback-route ID|none   (an RCS route's SMS route for phones without RCS)
   route grant --account ID --route ID
+  route legs --route ID [--leg CONNECTOR[:PREFIX,PREFIX...][:WEIGHT][:PRIORITY] ... | --clear]
+             (the connections carrying the route's messages, in order; without --leg or --clear, shows them. PRIORITY defaults
+              to the leg's place, 1, 2, ...; WEIGHT to 1; no prefixes: any receiver. e.g. --leg claro:5511,55219 --leg tim::3:2)
   route list [--account ID] [--skip N] [--limit N] [--json]   (every route, or those granted to the account)
   group create --account ID --name NAME [--number PHONE ...]
   cluster [--json]   (the gateway processes alive on the database, their roles and connections, and the outbox per connection)
@@ -50,6 +53,8 @@ const options = {
   connector: { type: 'string' },
   route: { type: 'string' },
   'fallback-route': { type: 'string' },
+  leg: { type: 'string', multiple: true },
+  clear: { type: 'boolean' },
   number: { type: 'string', multiple: true },
   csv: { type: 'string' },
   to: { type: 'string' },
@@ -79,6 +84,23 @@ const id = (values: Values, name: keyof Values) => {
   if (!Number.isSafeInteger(n) || n < 1) throw new DomainError('VALIDATION', `--${name} must be a positive integer`);
   return n;
 };
+
+/** One --leg CONNECTOR[:PREFIX,PREFIX...][:WEIGHT][:PRIORITY] (the use case checks connector, prefixes and ranges). */
+function parseLeg(text: string, index: number) {
+  const [connector = '', prefixes = '', weight = '', priority = '', ...rest] = text.split(':');
+  const whole = (field: string, v: string) => {
+    if (!/^\d{1,7}$/.test(v)) throw new DomainError('VALIDATION', `--leg ${JSON.stringify(text)}: ${field} must be a whole number`);
+    return Number(v);
+  };
+  if (connector === '' || rest.length)
+    throw new DomainError('VALIDATION', `--leg ${JSON.stringify(text)}: expected CONNECTOR[:PREFIX,PREFIX...][:WEIGHT][:PRIORITY]`);
+  return {
+    connector,
+    prefixes: prefixes === '' ? [] : prefixes.split(','),
+    weight: weight === '' ? 1 : whole('weight', weight),
+    priority: priority === '' ? index + 1 : whole('priority', priority),
+  };
+}
 
 /** --skip and --limit as given (the use case checks them: whole numbers, limit at most 1,000). */
 const paging = (values: Values) => ({
@@ -183,6 +205,23 @@ async function run(ops: Operator, command: string, values: Values): Promise<unkn
         ],
         'route',
         page.skip ?? 0,
+      );
+    }
+    case 'route legs': {
+      const route = id(values, 'route');
+      const legs = values.leg ?? [];
+      if (legs.length && values.clear) throw new DomainError('VALIDATION', 'give --leg ... or --clear, not both');
+      const data = legs.length || values.clear ? await ops.setRouteLegs(route, legs.map(parseLeg)) : await ops.routeLegs(route);
+      return new Listing(
+        { records: data.legs, total: data.legs.length },
+        [
+          { title: 'CONNECTOR', value: (l) => l.connector },
+          { title: 'PREFIXES', value: (l) => (l.prefixes.length ? l.prefixes.join(',') : 'any') },
+          { title: 'PRIORITY', value: (l) => l.priority, right: true },
+          { title: 'WEIGHT', value: (l) => l.weight, right: true },
+        ],
+        'leg',
+        0,
       );
     }
     case 'route grant':

@@ -19,6 +19,7 @@ import { dispatchers } from './migrations/009_dispatchers.ts';
 import { accountStatus } from './migrations/010_account_status.ts';
 import { processes } from './migrations/011_processes.ts';
 import { accountRateLimit } from './migrations/012_account_rate_limit.ts';
+import { routeLegs } from './migrations/013_route_legs.ts';
 
 export type { Dialect } from './dialect.ts';
 
@@ -149,6 +150,7 @@ async function migrate(db: Db): Promise<void> {
     '010_account_status': accountStatus,
     '011_processes': processes,
     '012_account_rate_limit': accountRateLimit,
+    '013_route_legs': routeLegs(db.dialect),
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

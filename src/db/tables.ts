@@ -46,6 +46,21 @@ export interface RoutesTable {
   fallback_route_id: number | null;
 }
 
+/** A leg of a route: a connection that carries some of its messages (src/routing/legs.ts). */
+export interface RouteLegsTable {
+  id: Generated<number>;
+  route_id: number;
+  /** The operator's order of the legs, from 0. */
+  position: number;
+  connector: string;
+  /** Comma-separated digit prefixes of the receivers it carries; empty: any. */
+  prefixes: string;
+  /** Lower first: the first matching priority carries the message. */
+  priority: number;
+  /** Share among matching legs of the same priority, >= 1. */
+  weight: number;
+}
+
 export interface AccountRoutesTable {
   account_id: number;
   route_id: number;
@@ -182,6 +197,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   routes: RoutesTable;
+  route_legs: RouteLegsTable;
   account_routes: AccountRoutesTable;
   contact_groups: ContactGroupsTable;
   contacts: ContactsTable;

@@ -194,7 +194,7 @@ export class Dispatcher {
     if (count <= 0) return null;
     this.inFlight.reserve(connector, count);
     // Receivers with a message handed back for a retry, or held past its lease (due again in the outbox, where a claim would wait for it too).
-    return { owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
+    return { connector, owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
   }
 
   /** Gives back the room of a reservation (all of it, or what the accept did not use). */

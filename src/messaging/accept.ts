@@ -66,6 +66,8 @@ export interface AcceptItem {
   tag: string | null;
   custom: string | null;
   payload: string | null;
+  /** The connection chosen among the route's legs (src/routing/legs.ts); absent: the route's connector. */
+  connector?: string | undefined;
 }
 
 export interface AcceptInput {
@@ -93,9 +95,12 @@ export interface AcceptInput {
  * claim. Only messages that overtake nothing of their receiver: none while
  * the connector has due messages waiting for a claim, and none to a receiver
  * with a message waiting for a retry (in the outbox, or `holdBack`: handed
- * back by the carrier and not written yet).
+ * back by the carrier and not written yet). With routing legs, a request's
+ * messages may go through several connections: only those of `connector`.
  */
 export interface Handoff {
+  /** The connection offering it: only messages going through it are handed off; absent: the route's connector. */
+  connector?: string | undefined;
   owner: string;
   leaseMs: number;
   count: number;
@@ -171,7 +176,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     const scheduled = input.scheduleAt !== null && input.scheduleAt > now;
     const scheduleAt = scheduled && input.scheduleAt !== null ? input.scheduleAt : now;
     const handoff = scheduled ? undefined : input.handoff;
-    const waiting = held.get(input.route.connector);
+    const handoffConnector = handoff ? (handoff.connector ?? input.route.connector) : undefined;
     const handedOff: [number, string][] = [];
     // A token's text ends with its one-time code (src/tokens/mask.ts).
     const otp = input.source === 'token';
@@ -194,9 +199,12 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     input.items.forEach((item, index) => {
       const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
       const id = newId();
+      const connector = item.connector ?? input.route.connector;
+      // The receivers held back on this message's connection (see heldBack; absent: no offer for it in the batch).
+      const waiting = held.get(connector);
       let lease: Handoff | null = null;
       if (!isBlocked && !scheduled && waiting) {
-        if (handoff && handedOff.length < handoff.count && !waiting.has(item.receiver)) lease = handoff;
+        if (handoff && connector === handoffConnector && handedOff.length < handoff.count && !waiting.has(item.receiver)) lease = handoff;
         // A message left QUEUED holds back its receiver's later ones in this batch, as in the outbox.
         if (lease) handedOff.push([index, id]);
         else waiting.add(item.receiver);
@@ -206,7 +214,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         account_id: input.accountId,
         request_id: requestId,
         route_id: Number(input.route.id),
-        connector: input.route.connector,
+        connector,
         channel: input.route.channel,
         receiver: item.receiver,
         // A blocked message never reaches the carrier: its code is not kept.
@@ -264,8 +272,9 @@ export const acceptJob = defineJob(import.meta.url, 'acceptJob', acceptBatch);
 async function heldBack(tx: Transaction<Database>, inputs: AcceptInput[], now: number): Promise<Map<string, Set<string> | null>> {
   const out = new Map<string, Set<string> | null>();
   for (const input of inputs) {
-    const connector = input.route.connector;
-    if (!input.handoff || out.has(connector)) continue;
+    if (!input.handoff) continue;
+    const connector = input.handoff.connector ?? input.route.connector;
+    if (out.has(connector)) continue;
     // Literal status: the partial index messages_waiting_idx (migration 007) serves both.
     const due = await tx
       .selectFrom('messages')
@@ -288,7 +297,8 @@ async function heldBack(tx: Transaction<Database>, inputs: AcceptInput[], now: n
       .execute();
     out.set(connector, new Set(retrying.map((r) => r.receiver)));
   }
-  for (const input of inputs) for (const receiver of input.handoff?.holdBack ?? []) out.get(input.route.connector)?.add(receiver);
+  for (const input of inputs)
+    if (input.handoff) for (const receiver of input.handoff.holdBack) out.get(input.handoff.connector ?? input.route.connector)?.add(receiver);
   return out;
 }
 

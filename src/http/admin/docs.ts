@@ -73,6 +73,37 @@ const Carriers = component(
     }),
   ),
 );
+const LegSchema = Type.Object({
+  connector: Type.String({ description: 'Carrier connection carrying the messages of this leg' }),
+  prefixes: Type.Array(Type.String({ pattern: '^\\d{1,15}$' }), { description: 'Receiver prefixes (digits, international form); empty: any receiver' }),
+  priority: Type.Integer({ description: 'Lower first: the first matching priority carries the message' }),
+  weight: Type.Integer({ minimum: 1, description: 'Share of the messages among matching legs of the same priority' }),
+});
+const RouteLegs = component(
+  'RouteLegs',
+  Type.Object({
+    routeId: Type.Integer(),
+    legs: Type.Array(LegSchema, { description: "In order; empty: the route's connector carries every message" }),
+  }),
+);
+const OperatorMessage = component(
+  'OperatorMessage',
+  Type.Object({
+    id: Type.String(),
+    accountId: Type.Integer(),
+    requestId: Type.String(),
+    routeId: Type.Integer(),
+    connector: Type.String({ description: 'The carrier connection that carries it (the route leg chosen at accept)' }),
+    channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
+    receiver: Type.String(),
+    status: Type.String({ description: 'docs/statuses.md' }),
+    statusDetails: Nullable(Type.String()),
+    attempts: Type.Integer({ description: 'Submits to the carrier so far' }),
+    carrierId: Nullable(Type.String({ description: "The carrier's id of the message, once submitted" })),
+    createdAt: Type.String({ format: 'date-time' }),
+    statusAt: Type.String({ format: 'date-time' }),
+  }),
+);
 const Accepted = component('InboundAccepted', Type.Object({ accepted: Type.Boolean() }));
 const Callbacks = component(
   'LegacyCallbacks',
@@ -204,6 +235,16 @@ const ROUTE_EXAMPLE = {
   fallbackRouteId: null,
 };
 
+const NO_ROUTE = { description: 'No route with this id.', message: 'Route 2 was not found.' };
+const LEGS_EXAMPLE = {
+  routeId: 2,
+  legs: [
+    { connector: 'claro', prefixes: ['5511', '55219'], priority: 1, weight: 1 },
+    { connector: 'tim', prefixes: [], priority: 2, weight: 3 },
+    { connector: 'claro', prefixes: [], priority: 2, weight: 1 },
+  ],
+};
+
 /** The operator API's operations in src/http/admin/plugin.ts. */
 export const OPERATOR_DOCS = {
   createAccount: operatorDoc({
@@ -318,6 +359,70 @@ without RCS. Grant it to accounts with POST /admin/accounts/{id}/routes.`,
       404: { description: 'No route with this id.', message: 'Route 3 was not found.' },
     },
     requestExample: { fallbackRouteId: 2 },
+  }),
+  getRouteLegs: operatorDoc({
+    operationId: 'getRouteLegs',
+    tags: ROUTES,
+    summary: "A route's legs",
+    description: `The carrier connections that carry the route's messages, in order (docs/carriers.md, "Routing legs"). Empty: the
+route's \`connector\` carries every message.`,
+    success: { status: 200, description: "The route's legs.", schema: RouteLegs, example: LEGS_EXAMPLE },
+    errors: { 400: BAD_ID, 404: NO_ROUTE },
+  }),
+  setRouteLegs: operatorDoc({
+    operationId: 'setRouteLegs',
+    tags: ROUTES,
+    summary: "Replace a route's legs",
+    description: `Replaces the whole ordered list. For each message, the legs whose \`prefixes\` match the receiver (none: any receiver) are
+candidates; the lowest \`priority\` among them carries it, and \`weight\` splits the receivers among candidates of that priority. No
+matching leg: the route's \`connector\` carries it. \`priority\` defaults to the leg's place in the list (1, 2, ...), \`weight\` to 1.
+An empty list removes the legs. Sends of this process use the new legs at once, other gateway processes within a second.`,
+    success: { status: 200, description: 'Done: the legs.', schema: RouteLegs, example: LEGS_EXAMPLE },
+    errors: {
+      ...BODY,
+      400: {
+        description: "A connector is unknown or does not carry the route's channel, a prefix is not digits, or a weight is below 1.",
+        message: 'legs[1].connector: no carrier connection named "vivo"; configured: simulator, claro, tim',
+      },
+      404: NO_ROUTE,
+    },
+    requestExample: {
+      legs: [
+        { connector: 'claro', prefixes: ['5511', '55219'] },
+        { connector: 'tim', weight: 3, priority: 2 },
+        { connector: 'claro', priority: 2 },
+      ],
+    },
+  }),
+  getMessage: operatorDoc({
+    operationId: 'getOperatorMessage',
+    tags: CARRIERS,
+    summary: 'A message: status and the connection that carries it',
+    description: "Any account's message by id: its status, attempts and the carrier connection (route leg) chosen at accept.",
+    success: {
+      status: 200,
+      description: 'The message.',
+      schema: OperatorMessage,
+      example: {
+        id: '019ac0e1-4b2a-7c3d-8e9f-0a1b2c3d4e5f',
+        accountId: 42,
+        requestId: '019ac0e1-4b29-7000-8000-0a1b2c3d4e5f',
+        routeId: 2,
+        connector: 'tim',
+        channel: 'SMS',
+        receiver: '5511999998888',
+        status: 'DELIVERED',
+        statusDetails: 'stat:DELIVRD err:000',
+        attempts: 1,
+        carrierId: '7f3a9c',
+        createdAt: '2026-11-26T13:15:00.000Z',
+        statusAt: '2026-11-26T13:15:02.000Z',
+      },
+    },
+    errors: {
+      400: { description: 'The id is too long.', message: 'id: must NOT have more than 64 characters' },
+      404: { description: 'No message with this id.', message: 'Message 019ac0e1-4b2a-7c3d-8e9f-0a1b2c3d4e5f was not found.' },
+    },
   }),
   grantRoute: operatorDoc({
     operationId: 'grantRoute',

@@ -42,6 +42,17 @@ const RouteBody = Type.Object(
   { required: ['displayName', 'productName', 'productId', 'farePrice', 'replyFarePrice', 'channel', 'connector'] },
 );
 const FallbackBody = Type.Object({ fallbackRouteId: FallbackId }, { required: ['fallbackRouteId'], additionalProperties: false });
+const LegBody = Type.Object(
+  {
+    connector: Type.String({ minLength: 1, maxLength: 200 }),
+    prefixes: Type.Optional(Type.Array(Type.String({ pattern: '^\\d{1,15}$', [ERROR_TEXT]: 'must be 1 to 15 digits' }), { maxItems: 500 })),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000 })),
+    weight: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  },
+  { required: ['connector'], additionalProperties: false },
+);
+const LegsBody = Type.Object({ legs: Type.Array(LegBody, { maxItems: 50 }) }, { required: ['legs'], additionalProperties: false });
+const MessageId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) });
 const GrantBody = Type.Object({ routeId: IdValue }, { required: ['routeId'] });
 const GroupBody = Type.Object(
   {
@@ -115,6 +126,17 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     '/routes/:id',
     { schema: { ...DOCS.setRouteFallback, params: Id, body: FallbackBody } },
     async (request) => ops.setRouteFallback(request.params.id, request.body.fallbackRouteId),
+  );
+  app.get<{ Params: Static<typeof Id> }>('/routes/:id/legs', { schema: { ...DOCS.getRouteLegs, params: Id } }, async (request) =>
+    ops.routeLegs(request.params.id),
+  );
+  app.put<{ Params: Static<typeof Id>; Body: Static<typeof LegsBody> }>(
+    '/routes/:id/legs',
+    { schema: { ...DOCS.setRouteLegs, params: Id, body: LegsBody } },
+    async (request) => ops.setRouteLegs(request.params.id, request.body.legs),
+  );
+  app.get<{ Params: Static<typeof MessageId> }>('/messages/:id', { schema: { ...DOCS.getMessage, params: MessageId } }, async (request) =>
+    ops.getMessage(request.params.id),
   );
   app.post<{ Params: Static<typeof Id>; Body: Static<typeof GrantBody> }>(
     '/accounts/:id/routes',
