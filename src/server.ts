@@ -10,7 +10,8 @@ import { StartError, databaseStartError, listenStartError } from './start-errors
 async function main() {
   const args = startArguments();
   const config: Config = loadConfig();
-  const log = pino({ level: config.LOG_LEVEL });
+  // Asynchronous writes: under load, log lines (one per request with the access log) share a write instead of one each; flushed at exit.
+  const log = pino({ level: config.LOG_LEVEL }, pino.destination({ dest: 1, sync: false }));
   // A database that does not answer or refuses us, a port in use: one line naming the setting (src/start-errors.ts).
   const core = await createCore(config, log).catch((err: unknown) => {
     throw databaseStartError(err, config) ?? err;
