@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { type DocumentedSchema, type HeaderDoc, type ResponseDoc, RETRY_AFTER, component, json, security } from '../openapi.ts';
+import { type DocumentedSchema, type HeaderDoc, type ResponseDoc, REQUEST_ID_HEADER, RETRY_AFTER, component, json, security } from '../openapi.ts';
 import { ErrorEnvelope, failure, ok } from './envelope.ts';
 
 /** Documentation of the Gateway interface's operations (src/http/openapi.ts explains `x-doc`). */
@@ -107,3 +107,11 @@ export function gatewayDoc(doc: GatewayOperationDoc): DocumentedSchema {
 
 /** Errors of an operation with a JSON body: invalid (400), too large (413), wrong Content-Type (415). */
 export const BODY_ERRORS = { 400: true, 413: true, 415: true } as const;
+
+/** The success answer of a send (SMS or RCS): accepted or scheduled, counted in `message`, the request id in a header. */
+export const SEND_ACCEPTED = {
+  description: 'Accepted (or scheduled): `message` says how many messages and credits.',
+  object: null,
+  message: 'Accepted 1 message(s), 1 credit(s).',
+  headers: REQUEST_ID_HEADER,
+};

@@ -10,8 +10,7 @@ import { MediaStore } from '../../rcs/media.ts';
 import type { MediaStorage } from '../../rcs/storage.ts';
 import { sendRcs, type RcsContent, type RcsSendResult } from '../../rcs/send.ts';
 import { publicBase } from '../../rcs/media.ts';
-import { BODY_ERRORS, gatewayDoc } from './docs.ts';
-import { REQUEST_ID_HEADER } from '../openapi.ts';
+import { BODY_ERRORS, SEND_ACCEPTED, gatewayDoc } from './docs.ts';
 
 const BasicBody = Type.Object({ ...CommonSendFields, message: Text(MAX_BASIC_TEXT, 'Plain text, up to 1000 characters.') }, { required: ['message'] });
 const FileBody = Type.Object(
@@ -45,12 +44,7 @@ const schema = (
       tags: ['RCS'],
       summary: doc.summary,
       description: `${doc.description}\n\n${RCS_COMMON}`,
-      success: {
-        description: 'Accepted (or scheduled): `message` says how many messages and credits.',
-        object: null,
-        message: 'Accepted 1 message(s), 1 credit(s).',
-        headers: REQUEST_ID_HEADER,
-      },
+      success: SEND_ACCEPTED,
       errors: {
         ...BODY_ERRORS,
         400: {

@@ -7,7 +7,7 @@ import { ApiKeyHeader, CommonSendFields, PhoneValue } from './schemas.ts';
 import { OptionalNullable, absent } from '../../common/schema.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
 import { shortLinkBase } from '../../shortlinks/links.ts';
-import { BODY_ERRORS, gatewayDoc } from './docs.ts';
+import { BODY_ERRORS, SEND_ACCEPTED, gatewayDoc } from './docs.ts';
 import { REQUEST_ID_HEADER } from '../openapi.ts';
 
 /** Longest SMS text we accept (about 13 concatenated parts). */
@@ -71,12 +71,7 @@ route's \`farePrice\`) is debited when the request is accepted; the answer comes
 account's blocklist are skipped and not charged. With \`scheduleDate\` the messages wait until then and can be cancelled with
 POST /messages/request/cancel. The request id is in the \`X-Request-Id\` answer header. At most 10,000 listed receivers and
 100,000 after the groups are expanded.`,
-          success: {
-            description: 'Accepted (or scheduled): `message` says how many messages and credits.',
-            object: null,
-            message: 'Accepted 1 message(s), 1 credit(s).',
-            headers: REQUEST_ID_HEADER,
-          },
+          success: SEND_ACCEPTED,
           errors: {
             ...BODY_ERRORS,
             400: {
