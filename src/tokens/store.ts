@@ -211,7 +211,8 @@ export async function validateToken(db: Kysely<Database>, accountId: number, inp
     const now = Date.now();
     const budget = await takeGuess(t, accountId, now);
     if (budget.spent) {
-      const wait = Math.max(1, Math.ceil((budget.windowStart + GUESS_WINDOW_MS - now) / 1000));
+      // At most the window: a concurrent guess may have started the window after this request read the clock.
+      const wait = Math.min(GUESS_WINDOW_MS / 1000, Math.max(1, Math.ceil((budget.windowStart + GUESS_WINDOW_MS - now) / 1000)));
       return new TokenError(
         'GUESS_LIMIT',
         `Too many wrong validation attempts on this account (at most ${GUESS_BUDGET} every ${GUESS_WINDOW_MS / 60_000} minutes); try again in ${wait} second(s).`,
