@@ -17,12 +17,17 @@ import { swaggerOptions } from './http/openapi.ts';
 import { PUBLIC_DOCS } from './http/public-docs.ts';
 import { accessLog } from './http/access-log.ts';
 import type { AdminToken } from './http/operator-token.ts';
+import { PanelSessions } from './http/panel/sessions.ts';
+import { panelApiPlugin } from './http/panel/plugin.ts';
+import { panelStatic } from './http/panel/static.ts';
 
 export interface AppOptions {
   /** The operator token (/admin, /metrics), or only its SHA-256 when the database keeps it (src/bootstrap.ts). */
   adminToken: AdminToken;
   /** Pino logger for requests; tests pass false. */
   logger?: boolean;
+  /** The built browser panel (default web/dist; src/http/panel/static.ts). */
+  panelDir?: string;
 }
 
 /**
@@ -67,8 +72,9 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
 
   app.get('/healthz', { schema: PUBLIC_DOCS.healthz }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: PUBLIC_DOCS.readyz }, async (_request, reply) => {
-    // An api process runs no carrier: ready when its database answers.
-    const carriers = core.role === 'api' ? {} : Object.fromEntries([...core.carriers.values()].map((c) => [c.name, c.ready()]));
+    // An api process runs no carrier: ready when its database answers. A connection another process holds is not this one's to report.
+    const held = core.role === 'api' ? [] : [...core.carriers.values()].filter((c) => core.dispatcher.holds(c.name));
+    const carriers = Object.fromEntries(held.map((c) => [c.name, c.ready()]));
     try {
       await sql`select 1`.execute(core.db.kysely);
     } catch {
@@ -88,13 +94,17 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     app.addHook('onClose', () => mediaStorage.close());
     return app;
   }
-  await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken });
-  await app.register(legacyPlugin, { prefix: '/api/v2', core });
+  // The browser panel (docs/panel.md): its API and sessions first, since the other interfaces take its session cookie.
+  const sessions = new PanelSessions(core, options.adminToken);
+  await app.register(panelApiPlugin, { prefix: '/panel/api', core, sessions });
+  await app.register(panelStatic, { prefix: '/panel', ...(options.panelDir ? { dir: options.panelDir } : {}) });
+  await app.register(adminPlugin, { prefix: '/admin', core, adminToken: options.adminToken, sessions });
+  await app.register(legacyPlugin, { prefix: '/api/v2', core, sessions });
   // Public (no API key), so outside the gateway plugin and its key check.
   await app.register(shortLinkRedirect, { core });
   // An api process runs no carrier: the RBM event endpoint is a dispatch process's.
   await app.register(rcsPublicRoutes, { core, mediaStorage, events: core.role !== 'api' });
-  await app.register(gatewayPlugin, { core, mediaStorage });
+  await app.register(gatewayPlugin, { core, mediaStorage, sessions });
   app.addHook('onClose', () => mediaStorage.close());
   return app;
 }

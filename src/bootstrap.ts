@@ -3,7 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import type { Core } from './core.ts';
 import { operator } from './operator.ts';
+import { createPanelUser, generatePassword } from './panel/users.ts';
 import { operatorTokenSha256 } from './common/operator-token.ts';
+
+/** The demo account's panel user. */
+export const DEMO_PANEL_EMAIL = 'demo@example.com';
 
 /** The setting holding the SHA-256 (hex) of the generated operator token. */
 const TOKEN_SETTING = 'operator_token_sha256';
@@ -112,9 +116,12 @@ function writeTokenFile(file: string, token: string): boolean {
 /**
  * On a new database (no account yet), creates a demo account with the
  * simulator route and credits, so the README's curl example works at once.
- * Returns its key; null when the database already has accounts.
+ * Also its browser panel user, demo@example.com with a random password.
+ * Returns its key and that password; null when the database already has accounts.
  */
-export async function createDemoAccount(core: Core): Promise<{ accountId: number; routeId: number; key: string } | null> {
+export async function createDemoAccount(
+  core: Core,
+): Promise<{ accountId: number; routeId: number; key: string; panelEmail: string; panelPassword: string } | null> {
   const any = await core.db.kysely.selectFrom('accounts').select('id').limit(1).executeTakeFirst();
   if (any) return null;
   const ops = operator(core);
@@ -130,5 +137,8 @@ export async function createDemoAccount(core: Core): Promise<{ accountId: number
   });
   await ops.grantRoute(account.id, route.id);
   const { key } = await ops.issueKey(account.id);
-  return { accountId: account.id, routeId: route.id, key };
+  // Its browser panel user (docs/panel.md), with a random password printed at start.
+  const panelPassword = generatePassword();
+  await createPanelUser(core.db.kysely, { email: DEMO_PANEL_EMAIL, password: panelPassword, accountId: account.id });
+  return { accountId: account.id, routeId: route.id, key, panelEmail: DEMO_PANEL_EMAIL, panelPassword };
 }

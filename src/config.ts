@@ -33,6 +33,8 @@ export const ConfigSchema = Type.Object({
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576 }),
   /** How long a dispatcher owns claimed messages before another may take them. */
   DISPATCH_LEASE_MS: Type.Integer({ minimum: 1000, default: 60_000 }),
+  /** Lease of a carrier connection held by one process (docs/operations.md): a dead holder's connections are taken over within it. */
+  CONNECTION_LEASE_MS: Type.Integer({ minimum: 500, maximum: 600_000, default: 5000 }),
   DISPATCH_BATCH: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   /** Idle poll interval of the dispatcher (scheduled messages are due within this). */
   DISPATCH_POLL_MS: Type.Integer({ minimum: 10, maximum: 1000, default: 250 }),
@@ -88,6 +90,8 @@ export const ConfigSchema = Type.Object({
   RETENTION_MEDIA_DAYS: Type.Optional(Type.Integer({ minimum: 1, maximum: 36_500 })),
   /** One log line per HTTP request (method, route, status, duration, account, request id). */
   ACCESS_LOG: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'true' }),
+  /** The panel's session cookie gets `Secure` even on plain HTTP requests (behind a TLS-terminating proxy; docs/panel.md). */
+  PANEL_SECURE_COOKIE: Type.Union([Type.Literal('true'), Type.Literal('false')], { default: 'false' }),
   // --- rate limits of the Gateway and Legacy v2 interfaces, per account (docs/operations.md, "Rate limits") ---
   /** Default limit of the Gateway interface, in requests a second per account; 0 = no limit (the default). The operator sets an account's own (`account rate-limit`), which also applies to the legacy interface. */
   RATE_LIMIT_PER_SECOND: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
@@ -97,6 +101,12 @@ export const ConfigSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
   /** Prefix of the rate limit keys in Redis (gateways sharing a Redis server but not their accounts need different prefixes). */
   RATE_LIMIT_REDIS_PREFIX: Type.String({ minLength: 1, default: 'gateway-rate-limit:' }),
+  // --- the gateway's SMPP server (docs/smpp-server.md) ---
+  /** Port of the SMPP server customers bind to (on HOST); unset: no SMPP server. Runs in processes of role all and api. */
+  SMPP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  /** PEM certificate and key files: the SMPP server speaks TLS (both or neither). */
+  SMPP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  SMPP_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
 });
 
 export type Config = Static<typeof ConfigSchema>;

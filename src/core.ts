@@ -75,8 +75,11 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       leaseMs: config.DISPATCH_LEASE_MS,
       batch: config.DISPATCH_BATCH,
       pollMs: config.DISPATCH_POLL_MS,
+      connectionLeaseMs: config.CONNECTION_LEASE_MS,
     },
+    (connector) => eventsFor(connector),
     metrics.submitted,
+    (held) => beacon.setConnectors(held),
   );
   const onReply: Core['onReply'] = [];
   // Events (src/events): opt-out runs first among the reply hooks; the webhook deliverer is a loop beside the dispatcher.
@@ -134,15 +137,15 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   const dispatch = options.dispatch ?? role !== 'api';
   // What it does, when a caller (a test) overrides the role's default.
   const acting: Role = dispatch ? (role === 'api' ? 'all' : role) : 'api';
+  // The carriers are started by the dispatcher, for the connections it holds (src/dispatch/connection-leases.ts).
+  const beacon = new ProcessBeacon(db.kysely, acting, config.DISPATCH_LEASE_MS, (err) =>
+    log.error({ err }, 'could not update this process in the cluster registry; trying again later'),
+  );
   if (dispatch) {
-    for (const carrier of carriers.values()) await carrier.start(eventsFor(carrier.name));
     await dispatcher.start();
     events.start();
     retention.start();
   }
-  const beacon = new ProcessBeacon(db.kysely, acting, dispatch ? [...carriers.keys()] : [], config.DISPATCH_LEASE_MS, (err) =>
-    log.error({ err }, 'could not update this process in the cluster registry; trying again later'),
-  );
   await beacon.start();
 
   const core: Core = {
@@ -199,7 +202,6 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
       await beacon.stop();
       if (dispatch) {
         await dispatcher.stop();
-        for (const carrier of carriers.values()) await carrier.stop();
       }
       await outcomes.idle();
       await events.close();

@@ -216,10 +216,12 @@ export function operator(core: Base) {
     async getMessage(id: string) {
       const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row) throw notFound(`Message ${id}`);
+      const request = await db.selectFrom('requests').select('source').where('id', '=', row.request_id).executeTakeFirst();
       return {
         id: row.id,
         accountId: Number(row.account_id),
         requestId: row.request_id,
+        source: request?.source ?? null,
         routeId: Number(row.route_id),
         connector: row.connector,
         channel: row.channel,

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createCore } from './core.ts';
 import { buildApp } from './app.ts';
 import { createDemoAccount, operatorToken } from './bootstrap.ts';
+import { startConfiguredSmppServer } from './smpp-server/start.ts';
 import { StartError, databaseStartError, listenStartError } from './start-errors.ts';
 
 /** The process: config, logger, core, HTTP listener, graceful shutdown. */
@@ -25,6 +26,8 @@ async function main() {
   const address = await app.listen({ host: config.HOST, port: config.PORT }).catch((err: unknown) => {
     throw listenStartError(err, config) ?? err;
   });
+  // The SMPP server customers bind to (docs/smpp-server.md): SMPP_PORT, roles all and api.
+  const smppServer = await startConfiguredSmppServer(core);
   const port = app.server.address();
   // The address to call this process at: 127.0.0.1 when listening on every interface.
   const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
@@ -48,6 +51,7 @@ async function main() {
         `Demo API key: ${demo.key}`,
         `Try:  curl -s -X POST ${base}/messages/sms/send -H 'x-api-key: ${demo.key}' -H 'content-type: application/json' -d '{"receivers":[5511999998888],"message":"Hello!","route":${demo.routeId}}'`,
         `Then: curl -s ${base}/reports/messages/sent -H 'x-api-key: ${demo.key}'`,
+        `Panel: ${base}/panel/  (sign in as ${demo.panelEmail} / ${demo.panelPassword})`,
         '',
       ].join('\n'),
     );
@@ -59,6 +63,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    await smppServer?.close();
     await app.close();
     await core.close();
     process.exit(0);

@@ -460,7 +460,8 @@ test('GET /admin/carriers: each connection with its bind state, free window and 
   const before = await gw.admin('GET', '/admin/carriers');
   assert.equal(before.status, 200);
   const sim = (body: any[]) => body.find((c) => c.name === 'simulator');
-  assert.deepEqual(Object.keys(sim(before.body)), ['name', 'channels', 'ready', 'capacity', 'queued', 'sending', 'scheduled']);
+  assert.deepEqual(Object.keys(sim(before.body)), ['name', 'channels', 'ready', 'capacity', 'queued', 'sending', 'scheduled', 'submitted']);
+  assert.deepEqual(Object.keys(sim(before.body).submitted), ['accepted', 'retry', 'failed']);
   assert.deepEqual(sim(before.body).channels, ['SMS', 'RCS']);
   assert.equal(sim(before.body).ready, true);
   assert.ok(sim(before.body).capacity > 0);
@@ -470,5 +471,15 @@ test('GET /admin/carriers: each connection with its bind state, free window and 
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   const after = await gw.admin('GET', '/admin/carriers');
   assert.equal(sim(after.body).scheduled, sim(before.body).scheduled + 2);
+
+  // Submits since start, by answer: two messages sent now are two more accepted submits.
+  const now = await gw.call(k.key, 'POST', '/messages/sms/send', { receivers: [phone(43), phone(44)], message: 'now', route: r.id });
+  assert.equal(now.status, 200, JSON.stringify(now.body));
+  const counted = await gw.eventually(
+    () => gw.admin('GET', '/admin/carriers'),
+    (res) => sim(res.body).submitted.accepted >= sim(before.body).submitted.accepted + 2,
+    'two accepted submits counted',
+  );
+  assert.equal(sim(counted.body).submitted.failed, sim(before.body).submitted.failed);
   assertError(await withAuth(null, 'GET', '/admin/carriers'), 401);
 });

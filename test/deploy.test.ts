@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -92,6 +92,68 @@ test('the systemd unit runs the build as an unprivileged user, restarts on failu
   assert.deepEqual(unit.get('Install')?.get('WantedBy'), ['multi-user.target']);
 });
 
+test('the Containerfile builds the browser panel and the image serves it from where the server looks for it', () => {
+  const steps = parseContainerfile(readFileSync(CONTAINERFILE, 'utf8'));
+  const runtimeAt = steps.map((s) => s.instruction).lastIndexOf('FROM');
+  const build = steps.slice(0, runtimeAt);
+  const runtime = steps.slice(runtimeAt);
+  // What `npm run build:web` reads is copied into the build stage, before the RUN that builds it.
+  const script = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['build:web'];
+  assert.equal(script, 'node scripts/build-web.mjs --force');
+  const runs = build.map((s, i) => ({ ...s, i })).filter((s) => s.instruction === 'RUN');
+  const buildWeb = runs.find((r) => r.args.includes('npm run build:web'));
+  assert.ok(buildWeb, 'npm run build:web in the build stage');
+  const copied = build
+    .slice(0, buildWeb.i)
+    .filter((s) => s.instruction === 'COPY' && !s.args.startsWith('--from'))
+    .flatMap((s) => words(s.args).slice(0, -1));
+  for (const needed of ['package.json', 'package-lock.json', 'scripts/build-web.mjs', 'web', 'clients'])
+    assert.ok(copied.includes(needed), `COPY ${needed} before the panel's build`);
+  // Vite is a dev dependency: the panel is built before they are pruned (in the same RUN, earlier, or in an earlier RUN).
+  const prune = runs.find((r) => r.args.includes('npm prune'));
+  assert.ok(prune, 'npm prune');
+  if (prune.i === buildWeb.i) assert.ok(prune.args.indexOf('npm run build:web') < prune.args.indexOf('npm prune'), 'build:web before the prune');
+  else assert.ok(buildWeb.i < prune.i, 'build:web before the prune');
+  const devDeps = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies;
+  assert.ok(devDeps.vite, 'vite is a dev dependency (hence the order)');
+  // The runtime stage gets web/dist at /app/web/dist: where dist/http/panel/static.js looks (three folders up, then web/dist).
+  const copy = runtime.find((s) => s.instruction === 'COPY' && s.args.startsWith('--from=build') && words(s.args)[1] === '/app/web/dist');
+  assert.ok(copy, 'COPY --from=build /app/web/dist');
+  const workdir = runtime.filter((s) => s.instruction === 'WORKDIR').at(-1)?.args;
+  assert.equal(workdir, '/app');
+  const target = words(copy.args)[2] ?? '';
+  assert.equal(join(workdir, target), '/app/web/dist');
+  assert.match(readFileSync(join(root, 'src', 'http', 'panel', 'static.ts'), 'utf8'), /new URL\('\.\.\/\.\.\/\.\.\/web\/dist', import\.meta\.url\)/);
+  assert.equal(join('/app/dist/http/panel', '../../../web/dist'), '/app/web/dist');
+  // A local build in the context is not sent (the image builds its own).
+  const ignored = readFileSync(join(root, '.dockerignore'), 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
+  assert.ok(ignored.includes('web/dist'), '.dockerignore leaves out web/dist');
+});
+
+test('the files the Containerfile copies are enough to build the panel', (t) => {
+  if (!existsSync(join(root, 'node_modules', 'vite'))) return t.skip('the dev dependencies are not installed');
+  // The build stage's copy of the project (its sources, and this project's installed node_modules in place of npm ci).
+  const steps = parseContainerfile(readFileSync(CONTAINERFILE, 'utf8'));
+  const runtimeAt = steps.map((s) => s.instruction).lastIndexOf('FROM');
+  const sources = steps
+    .slice(0, runtimeAt)
+    .filter((s) => s.instruction === 'COPY' && !s.args.startsWith('--from'))
+    .flatMap((s) => words(s.args).slice(0, -1));
+  const dir = mkdtempSync(join(tmpdir(), 'gw-image-'));
+  try {
+    for (const source of sources)
+      cpSync(join(root, source), join(dir, source), { recursive: true, filter: (src) => !src.startsWith(join(root, 'web', 'dist')) });
+    symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'));
+    const res = spawnSync('npm', ['run', 'build:web'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(res.status, 0, `${res.stdout}${res.stderr}`);
+    assert.ok(existsSync(join(dir, 'web', 'dist', 'index.html')), 'web/dist/index.html built');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('systemd-analyze verify finds nothing to say about the unit', (t) => {
   if (spawnSync('systemd-analyze', ['--version']).status !== 0) return t.skip('systemd-analyze is not installed here');
   // Checked with this node in place of the unit's (which need not exist on this machine).
@@ -150,7 +212,7 @@ test('the Containerfile builds from files that exist and runs the build as a non
   const fromBuild = runtime.filter((s) => s.instruction === 'COPY' && s.args.startsWith('--from=build'));
   assert.deepEqual(
     fromBuild.map((s) => words(s.args)[1]),
-    ['/app/package.json', '/app/node_modules', '/app/dist'],
+    ['/app/package.json', '/app/node_modules', '/app/dist', '/app/web/dist'],
   );
   assert.ok(build.some((s) => s.instruction === 'WORKDIR' && s.args === '/app'));
 

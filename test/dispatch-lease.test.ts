@@ -7,6 +7,8 @@ import { freshDatabase, startGateway, type TestGateway } from './helpers.ts';
 /** A carrier that answers only when told to: it keeps a message past its lease. */
 class HoldingCarrier implements Carrier {
   readonly name = 'holding';
+  // Two binds: each of two dispatchers on one database holds one and claims (src/dispatch/connection-leases.ts).
+  readonly maxBinds = 2;
   readonly channels = ['SMS'] as const;
   readonly submitted: string[] = [];
   /** Each submit still unanswered (a message sent twice is here twice). */

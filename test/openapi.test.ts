@@ -17,11 +17,20 @@ import { ADMIN_TOKEN, startGateway, type Customer, type TestGateway } from './he
 
 let gw: TestGateway;
 let alice: Customer;
+/** A browser panel session of alice's account (its cookie). */
+let panelCookie: string;
 let doc: any;
 
 before(async () => {
   gw = await startGateway();
   alice = await gw.customer();
+  await gw.admin('POST', `/admin/accounts/${alice.accountId}/panel-users`, { email: 'alice@acme.example', password: 'correct horse battery' });
+  const signIn = await gw.app.inject({
+    method: 'POST',
+    url: '/panel/api/session',
+    payload: { email: 'alice@acme.example', password: 'correct horse battery' },
+  });
+  panelCookie = String(signIn.headers['set-cookie']).split(';')[0] as string;
   const res = await gw.app.inject({ method: 'GET', url: '/openapi.json' });
   assert.equal(res.statusCode, 200);
   doc = res.json();
@@ -50,8 +59,9 @@ function operations(): Op[] {
 const PUBLIC = new Set(['/healthz', '/readyz', '/openapi.json', '/s/{code}', '/media/{name}', '/rbm/events/{connector}']);
 
 /** The interface a path belongs to, by the credential it needs. */
-function interfaceOf(path: string): 'operator' | 'legacy' | 'gateway' | 'public' {
+function interfaceOf(path: string): 'operator' | 'legacy' | 'gateway' | 'panel' | 'public' {
   if (PUBLIC.has(path)) return 'public';
+  if (path.startsWith('/panel/api/')) return 'panel';
   if (path.startsWith('/admin/') || path === '/metrics') return 'operator';
   if (path.startsWith('/api/v2/')) return 'legacy';
   return 'gateway';
@@ -108,12 +118,15 @@ test('each interface declares its own credential: operator bearer, legacy auth-k
     operator: { type: 'http', scheme: 'bearer' },
     legacy: { type: 'apiKey', in: 'header', name: 'auth-key' },
     gateway: { type: 'apiKey', in: 'header', name: 'x-api-key' },
+    panel: { type: 'apiKey', in: 'cookie', name: 'gw_session' },
   };
+  // The panel's operations before sign-in take no credential.
+  const panelPublic = new Set(['POST /panel/api/session', 'GET /panel/api/info']);
   assert.equal(doc.security, undefined, 'no document-wide default: each operation says what it needs');
   for (const { path, op, name } of operations()) {
     const kind = interfaceOf(path);
     assert.ok(Array.isArray(op.security), `${name}: security`);
-    if (kind === 'public') {
+    if (kind === 'public' || panelPublic.has(name)) {
       assert.deepEqual(op.security, [], `${name}: public`);
       continue;
     }
@@ -140,6 +153,7 @@ test('the credential each operation declares is the one its route takes; without
     operatorToken: { authorization: `Bearer ${ADMIN_TOKEN}` },
     legacyAuthKey: { 'auth-key': alice.key },
     gatewayApiKey: { 'x-api-key': alice.key },
+    panelSession: { cookie: panelCookie },
   };
   for (const { path, method, op, name } of operations()) {
     if (op.security.length === 0) continue;
@@ -155,7 +169,12 @@ test('the credential each operation declares is the one its route takes; without
 });
 
 test('responses: described, the real success status, errors in the interface envelope, realistic examples', () => {
-  const envelope = { gateway: '#/components/schemas/GatewayError', legacy: '#/components/schemas/LegacyError', operator: '#/components/schemas/PlainError' };
+  const envelope = {
+    gateway: '#/components/schemas/GatewayError',
+    panel: '#/components/schemas/GatewayError',
+    legacy: '#/components/schemas/LegacyError',
+    operator: '#/components/schemas/PlainError',
+  };
   for (const { path, op, name } of operations()) {
     const kind = interfaceOf(path);
     const statuses = Object.keys(op.responses);

@@ -58,7 +58,8 @@ test('every example of the README works as written, against a gateway started as
 
   // A fresh directory standing for the clone: the project's files, its own data/.
   const work = mkdtempSync(join(tmpdir(), 'gw-readme-'));
-  for (const name of ['package.json', 'node_modules', 'src', 'tools', 'tsconfig.json']) symlinkSync(join(ROOT, name), join(work, name));
+  for (const name of ['package.json', 'node_modules', 'src', 'tools', 'tsconfig.json', 'scripts', 'web', 'clients'])
+    symlinkSync(join(ROOT, name), join(work, name));
 
   const script = [
     'set -euo pipefail',

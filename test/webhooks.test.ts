@@ -280,6 +280,74 @@ test('a delivery is retried until the retry window has passed, then FAILED', asy
   assert.ok(done.body.object.every((x: any) => x.nextAttemptAt === null && x.deliveredAt === null && x.lastHttpStatus === 503));
 });
 
+test('a FAILED delivery sent again: only by its account, only when FAILED, with a fresh schedule, then DELIVERED', async () => {
+  let up = false;
+  plans.set('/resend', () => (up ? 204 : 503));
+  const gus = await gw.customer({ balance: 10 });
+  const other = await gw.customer({ balance: 10 });
+  const hook = (await register(gus.key, { url: `${base}/resend`, topics: ['message.status'] })).body.object;
+  const otherHook = (await register(other.key, { url: 'https://hooks.example.com/other', topics: ['message.status'] })).body.object;
+  await send(gus.key, [phone(40)], 'send me again');
+  const log = () => gw.call(gus.key, 'GET', `/webhooks/${hook.id}/deliveries`);
+  const retry = (key: string | null, hookId: number, deliveryId: string) => gw.call(key, 'POST', `/webhooks/${hookId}/deliveries/${deliveryId}/retry`);
+  await gw.eventually(log, (r) => r.body.object.length === 2 && r.body.object.every((d: any) => d.attempts >= 2), 'retried deliveries');
+  const failed = await gw.eventually(
+    async () => {
+      await eventsDb(gw.core.db.kysely)
+        .updateTable('webhook_deliveries')
+        .set({ created_at: Date.now() - 100_000, due_at: Date.now() })
+        .where('webhook_id', '=', hook.id)
+        .where('status', '=', 'PENDING')
+        .execute();
+      return log();
+    },
+    (r) => r.body.object.every((x: any) => x.status === 'FAILED'),
+    'FAILED deliveries',
+  );
+  const [a, b] = failed.body.object as any[];
+  const before = JSON.stringify(failed.body.object);
+
+  // Not the account's webhook or delivery: 404, nothing changed.
+  assertFailure(await retry(other.key, hook.id, a.id), 404);
+  assertFailure(await retry(other.key, otherHook.id, a.id), 404);
+  assertFailure(await retry(gus.key, hook.id, 'no-such-delivery'), 404);
+  assertFailure(await retry(gus.key, 999999999, a.id), 404);
+  assertFailure(await retry(gus.key, 0, a.id), 400);
+  assertFailure(await retry(null, hook.id, a.id), 401);
+  assert.equal(JSON.stringify((await log()).body.object), before);
+
+  // Sent again while the receiver still fails: the schedule starts over (retried, not FAILED at once), attempts keep counting.
+  const again = await retry(gus.key, hook.id, a.id);
+  assert.equal(again.status, 200, JSON.stringify(again.body));
+  assert.equal(again.body.hasError, false);
+  assert.equal(again.body.message, 'The delivery will be sent again.');
+  assert.equal(again.body.object.id, a.id);
+  assert.equal(again.body.object.status, 'PENDING');
+  assert.equal(again.body.object.attempts, a.attempts);
+  assert.ok(again.body.object.nextAttemptAt);
+  const retried = await gw.eventually(log, (r) => r.body.object.find((d: any) => d.id === a.id).attempts >= a.attempts + 2, 'attempts after the resend');
+  assert.notEqual(retried.body.object.find((d: any) => d.id === a.id).status, 'FAILED');
+  // A delivery that is not FAILED: 409 naming its status, nothing changed.
+  const pending = await retry(gus.key, hook.id, a.id);
+  assertFailure(pending, 409);
+  assert.match(pending.body.message, /is (PENDING|DELIVERING): only a FAILED delivery can be sent again/);
+
+  // The receiver is back: both are delivered; the untouched one only once it is sent again.
+  up = true;
+  await gw.eventually(log, (r) => r.body.object.find((d: any) => d.id === a.id).status === 'DELIVERED', 'the first delivered');
+  assert.equal((await log()).body.object.find((d: any) => d.id === b.id).status, 'FAILED');
+  assert.equal((await retry(gus.key, hook.id, b.id)).status, 200);
+  const done = await gw.eventually(log, (r) => r.body.object.find((d: any) => d.id === b.id).status === 'DELIVERED', 'the second delivered');
+  const second = done.body.object.find((d: any) => d.id === b.id);
+  assert.equal(second.attempts, b.attempts + 1);
+  assert.equal(second.lastHttpStatus, 204);
+  assert.ok(second.deliveredAt);
+  assert.equal(delivered('/resend').length, 2);
+  const twice = await retry(gus.key, hook.id, b.id);
+  assertFailure(twice, 409);
+  assert.equal(twice.body.message, `Delivery ${b.id} is DELIVERED: only a FAILED delivery can be sent again.`);
+});
+
 test('the retry schedule: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, then every 2 h', () => {
   assert.deepEqual(
     [1, 2, 3, 4, 5, 6, 7, 12].map((n) => retryDelay(n, 1000) / 1000),
@@ -357,6 +425,7 @@ test('every webhook operation needs an API key', async () => {
     ['GET', '/webhooks', undefined],
     ['DELETE', '/webhooks/1', undefined],
     ['GET', '/webhooks/1/deliveries', undefined],
+    ['POST', '/webhooks/1/deliveries/x/retry', undefined],
   ] as const) {
     assertFailure(await gw.call(null, method, url, body), 401);
     assertFailure(await gw.call('00000000-0000-0000-0000-000000000000', method, url, body), 401);
@@ -368,6 +437,7 @@ test('the webhook operations are in the OpenAPI document', async () => {
   assert.ok(doc.paths['/webhooks']?.post && doc.paths['/webhooks']?.get);
   assert.ok(doc.paths['/webhooks/{id}']?.delete);
   assert.ok(doc.paths['/webhooks/{id}/deliveries']?.get);
+  assert.ok(doc.paths['/webhooks/{id}/deliveries/{deliveryId}/retry']?.post);
 });
 
 test('legacy callbacks: reply and status payloads, set by the operator', async () => {

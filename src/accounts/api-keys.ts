@@ -78,7 +78,7 @@ export async function revokeApiKey(db: Executor, keyId: number): Promise<void> {
   if (Number(res.numUpdatedRows) === 0) throw notFound(`API key ${keyId}`);
 }
 
-function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
+export function parseCidr(cidr: string): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | null {
   const [address = '', prefixText] = cidr.trim().split('/');
   const version = isIP(address);
   if (version === 0) return null;

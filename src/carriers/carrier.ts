@@ -34,8 +34,11 @@ export type SubmitResult =
    * Not accepted, or not known to be accepted (bind down, response timeout):
    * the dispatcher queues it again. In the unknown case the carrier may have
    * it already, so delivery is at-least-once, never at-most-once.
+   * `failover`: this connection could not carry it for a temporary reason
+   * (the SMSC's own failure, throttling beyond its retries, no answer), so a
+   * route with a next leg moves it there (docs/carriers.md, "Failover").
    */
-  | { ok: false; retry: true; error: string };
+  | { ok: false; retry: true; error: string; failover?: true };
 
 export interface Receipt {
   carrierId: string;
@@ -68,10 +71,19 @@ export interface CarrierEvents {
 
 export interface Carrier {
   readonly name: string;
+  /** Binds the carrier allows on this connection, held by as many gateway processes (default 1; src/dispatch/connection-leases.ts). */
+  readonly maxBinds?: number;
+  /** How long all its binds may be down before a route's next leg takes its messages (default 10 s; docs/carriers.md "Failover"). */
+  readonly failoverAfterMs?: number;
   /** Channels this connection can carry. */
   readonly channels: ReadonlyArray<'SMS' | 'RCS'>;
   start(events: CarrierEvents): Promise<void>;
-  stop(): Promise<void>;
+  /**
+   * Stops the connection. `abrupt`: at once, without waiting for answers in
+   * flight (handed back for a retry): another process is about to take the
+   * connection over (src/dispatch/connection-leases.ts).
+   */
+  stop(options?: { abrupt?: boolean }): Promise<void>;
   /** True while the connection can take messages (bind up). */
   ready(): boolean;
   /**

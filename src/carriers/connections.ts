@@ -32,6 +32,8 @@ const SmppConnection = Type.Object(
     windowSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
     queueSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
     maxSubmitsPerSecond: Type.Optional(Type.Number({ minimum: 0 })),
+    maxBinds: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    failoverAfterMs: Type.Optional(Type.Integer({ minimum: 0 })),
     responseTimeoutMs: Type.Optional(Type.Integer({ minimum: 100 })),
     enquireLinkMs: Type.Optional(Type.Integer({ minimum: 100 })),
     idBase: Type.Optional(Type.Union([Type.Literal('hex'), Type.Literal('decimal')])),

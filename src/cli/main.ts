@@ -7,6 +7,8 @@ import { DomainError } from '../common/errors.ts';
 import { Listing, Sections, minute } from './table.ts';
 import { runMaintenance } from './backup.ts';
 import { importCsvFile } from './csv-import.ts';
+import { SMPP_USAGE, smppCredentialCommand } from './smpp-credentials.ts';
+import { PANEL_USAGE, panelUserCommand } from './panel-users.ts';
 
 const USAGE = `Operator CLI (same use cases as the /admin API)
 
@@ -32,6 +34,8 @@ const USAGE = `Operator CLI (same use cases as the /admin API)
   group import --account ID --name NAME --csv FILE   (first column: phone; optional second column: name; a header row is skipped; streamed, any size)
   backup --to FILE [--force]      (SQLite: a consistent copy, mode 0600, while the gateway runs; PostgreSQL: use pg_dump)
   restore --from FILE [--force]   (SQLite: every gateway process on the data directory stopped; the old database is kept aside)
+${SMPP_USAGE}
+${PANEL_USAGE}
 
 Uses the same database as the server (GATEWAY_DATA_DIR / DATABASE_URL).`;
 
@@ -69,6 +73,13 @@ const options = {
   off: { type: 'boolean' },
   default: { type: 'boolean' },
   help: { type: 'boolean' },
+  'system-id': { type: 'string' },
+  password: { type: 'string' },
+  window: { type: 'string' },
+  rate: { type: 'string' },
+  'max-binds': { type: 'string' },
+  email: { type: 'string' },
+  user: { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>['values'];
@@ -278,7 +289,12 @@ async function main() {
   // The database and what the operator's use cases need, nothing of the sending machinery (src/base.ts).
   const base = await openBase(config, pino({ level: 'warn' }));
   try {
-    const result = await run(operator(base), positionals.slice(0, single ? 1 : 2).join(' '), values);
+    const result =
+      positionals[0] === 'smpp-credential'
+        ? await smppCredentialCommand(base.db.kysely, positionals[1], values)
+        : positionals[0] === 'panel-user' || positionals[0] === 'operator-user'
+          ? await panelUserCommand(base.db.kysely, positionals[0], positionals[1], values)
+          : await run(operator(base), positionals.slice(0, single ? 1 : 2).join(' '), values);
     const table = result instanceof Listing || result instanceof Sections;
     if (table && !values.json) process.stdout.write(result.render());
     else process.stdout.write(`${JSON.stringify(table ? result.data : result, null, 2)}\n`);

@@ -20,6 +20,10 @@ import { accountStatus } from './migrations/010_account_status.ts';
 import { processes } from './migrations/011_processes.ts';
 import { accountRateLimit } from './migrations/012_account_rate_limit.ts';
 import { routeLegs } from './migrations/013_route_legs.ts';
+import { panelUsers } from './migrations/014_panel_users.ts';
+import { smppAccounts } from './migrations/015_smpp_accounts.ts';
+import { connectionLeases } from './migrations/016_connection_leases.ts';
+import { deliveryResend } from './migrations/017_delivery_resend.ts';
 
 export type { Dialect } from './dialect.ts';
 
@@ -151,6 +155,10 @@ async function migrate(db: Db): Promise<void> {
     '011_processes': processes,
     '012_account_rate_limit': accountRateLimit,
     '013_route_legs': routeLegs(db.dialect),
+    '014_panel_users': panelUsers(db.dialect),
+    '015_smpp_accounts': smppAccounts(db.dialect),
+    '016_connection_leases': connectionLeases,
+    '017_delivery_resend': deliveryResend,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

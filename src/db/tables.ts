@@ -108,7 +108,7 @@ export interface RequestsTable {
   tag: string | null;
   custom: string | null;
   sender: string | null;
-  source: 'gateway' | 'legacy' | 'token' | 'reply';
+  source: 'gateway' | 'legacy' | 'token' | 'reply' | 'smpp';
   message_count: number;
   cost: number;
   schedule_at: number;
@@ -151,6 +151,8 @@ export interface MessagesTable {
    * carrier has the message, or once it never will.
    */
   otp: number;
+  /** 1: failover moved it to another leg (migration 016, docs/carriers.md "Failover"). */
+  moved: number;
 }
 
 export interface CarrierIdsTable {
@@ -212,6 +214,24 @@ export interface Database {
   settings: SettingsTable;
   dispatchers: DispatchersTable;
   processes: ProcessesTable;
+  panel_users: PanelUsersTable;
+  panel_sessions: PanelSessionsTable;
+  panel_sign_in_failures: PanelSignInFailuresTable;
+  connection_leases: ConnectionLeasesTable;
+  smpp_accounts: SmppAccountsTable;
+  smpp_submits: SmppSubmitsTable;
+  smpp_parts: SmppPartsTable;
+  smpp_deliveries: SmppDeliveriesTable;
+}
+
+/** A slot of a carrier connection held by one dispatcher while its lease lasts (src/dispatch/connection-leases.ts). */
+export interface ConnectionLeasesTable {
+  connector: string;
+  slot: number;
+  owner: string;
+  until: number;
+  /** 1 while the holder's bind is up. */
+  ready: number;
 }
 
 /** A gateway process of any role working on this database (src/dispatch/cluster.ts). */
@@ -242,3 +262,103 @@ export type MessageRow = Selectable<MessagesTable>;
 export type NewMessage = Insertable<MessagesTable>;
 export type RouteRow = Selectable<RoutesTable>;
 export type AccountRow = Selectable<AccountsTable>;
+
+/** Who signs in to the browser panel (src/panel/users.ts); account_id null: an operator. */
+export interface PanelUsersTable {
+  id: Generated<number>;
+  email: string;
+  /** Lower-cased e-mail: unique. */
+  email_key: string;
+  /** scrypt (src/childusers/password.ts). */
+  password_hash: string;
+  account_id: number | null;
+  created_at: number;
+  disabled_at: number | null;
+}
+
+/** A signed-in browser (src/panel/sessions.ts), found by the SHA-256 of its session id. */
+export interface PanelSessionsTable {
+  id_hash: string;
+  user_id: number | null;
+  /** A child user's owner credential: the child's account. */
+  child_account_id: number | null;
+  /** Signed in with the operator token: its SHA-256 (a new token ends the session); null otherwise. */
+  operator_token_sha256: string | null;
+  csrf_secret: string;
+  created_at: number;
+  last_seen_at: number;
+  expires_at: number;
+}
+
+/** Failed panel sign-ins per e-mail (src/panel/lockout.ts). */
+export interface PanelSignInFailuresTable {
+  email_key: string;
+  window_start: number;
+  failures: number;
+  locked_until: number | null;
+}
+
+/** SMPP credentials of an account (migration 015, src/smpp-server/credentials.ts). */
+export interface SmppAccountsTable {
+  system_id: string;
+  account_id: number;
+  /** scrypt (src/childusers/password.ts). */
+  password_hash: string;
+  route_id: number;
+  /** JSON array of CIDRs, or null for any address. */
+  allowed_ips: string | null;
+  window_size: number;
+  /** submit_sm a second per bind; 0 = no limit. */
+  submits_per_second: number;
+  max_binds: number;
+  created_at: number;
+}
+
+/** What the SMPP server keeps beside a message submitted over SMPP (src/smpp-server/records.ts). */
+export interface SmppSubmitsTable {
+  message_id: string;
+  account_id: number;
+  system_id: string;
+  registered_delivery: number;
+  source_addr: string;
+  source_ton: number;
+  source_npi: number;
+  dest_addr: string;
+  dest_ton: number;
+  dest_npi: number;
+  valid_until: number | null;
+  created_at: number;
+}
+
+/** A part of a concatenated SMPP submit waiting for the others (src/smpp-server/parts.ts). */
+export interface SmppPartsTable {
+  id: Generated<number>;
+  system_id: string;
+  group_key: string;
+  message_id: string;
+  total: number;
+  seq: number;
+  data_coding: number;
+  /** The part's octets (after its UDH), base64. */
+  body: string;
+  /** JSON of the submit's other fields (addresses, schedule, registered_delivery). */
+  submit: string;
+  received_at: number;
+}
+
+/** A deliver_sm owed to an SMPP customer: a receipt or a reply (src/smpp-server/deliveries.ts). */
+export interface SmppDeliveriesTable {
+  id: Generated<number>;
+  account_id: number;
+  system_id: string;
+  kind: 'receipt' | 'reply';
+  message_id: string | null;
+  /** JSON of the deliver_sm parameters (octet strings as base64). */
+  params: string;
+  created_at: number;
+  /** Next attempt; while sent, the end of the sending process's lease. */
+  due_at: number;
+  attempts: number;
+  lease_owner: string | null;
+  last_error: string | null;
+}

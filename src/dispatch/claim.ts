@@ -82,7 +82,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
     .limit(r.limit + held.size)
     .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
     .execute();
-  const ids: string[] = [];
+  const ids: (Position & { receiver: string })[] = [];
   for (const m of due) {
     const first = firstWaiting.get(m.receiver);
     if (first && first.id !== m.id && !before(m, first)) continue;
@@ -96,16 +96,49 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
       firstWaiting.set(m.receiver, m);
       continue;
     }
-    if (ids.length < r.limit) ids.push(m.id);
+    if (ids.length < r.limit) ids.push(m);
   }
-  if (ids.length === 0) return [];
+  const chosen = await notBehindMoved(tx, r.connector, ids);
+  if (chosen.length === 0) return [];
   const rows = await tx
     .updateTable('messages')
     .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
-    .where('id', 'in', ids)
+    .where('id', 'in', chosen)
     .returning(CLAIMED_COLUMNS)
     .execute();
   return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+}
+
+/**
+ * The candidates' ids, less those behind a message of the same receiver
+ * that failover moved to another connection and that is still waiting
+ * there (src/routing/failover.ts): the receiver's later messages here wait
+ * for it. Moved messages are few and the partial index messages_moved_idx
+ * (migration 016) holds only them, so this costs one small lookup a claim.
+ */
+async function notBehindMoved(tx: Transaction<Database>, connector: string, candidates: (Position & { receiver: string })[]): Promise<string[]> {
+  if (candidates.length === 0) return [];
+  const receivers = [...new Set(candidates.map((c) => c.receiver))];
+  const moved = await tx
+    .selectFrom('messages')
+    .select(['receiver', 'schedule_at', 'id'])
+    // Literal, so that the partial index serves it.
+    .where(sql<boolean>`moved = 1 and status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+    .where('connector', '!=', connector)
+    .where('receiver', 'in', receivers)
+    .execute();
+  if (moved.length === 0) return candidates.map((c) => c.id);
+  const first = new Map<string, Position>();
+  for (const m of moved) {
+    const known = first.get(m.receiver);
+    if (!known || before(m, known)) first.set(m.receiver, m);
+  }
+  return candidates
+    .filter((c) => {
+      const m = first.get(c.receiver);
+      return !m || before(c, m);
+    })
+    .map((c) => c.id);
 }
 
 /** Leases a dispatcher extends: its messages a carrier still keeps (see Dispatcher.renew). */

@@ -50,7 +50,7 @@ export async function beatProcess(db: Kysely<Database>, row: ProcessesTable): Pr
   await db
     .insertInto('processes')
     .values(row)
-    .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: row.seen_at }))
+    .onConflict((oc) => oc.column('id').doUpdateSet({ seen_at: row.seen_at, connectors: row.connectors }))
     .execute();
 }
 
@@ -107,12 +107,17 @@ export class ProcessBeacon {
   constructor(
     private readonly db: Kysely<Database>,
     role: Role,
-    connectors: string[],
     private readonly leaseMs: number,
     private readonly onError: (err: unknown) => void,
   ) {
     const now = Date.now();
-    this.row = { id: this.id, role, ...thisProcess(), started_at: now, seen_at: now, connectors: JSON.stringify(connectors) };
+    this.row = { id: this.id, role, ...thisProcess(), started_at: now, seen_at: now, connectors: '[]' };
+  }
+
+  /** The carrier connections this process holds now (written at the next beat, or now once started). */
+  setConnectors(connectors: string[]): void {
+    this.row.connectors = JSON.stringify(connectors);
+    if (this.timer) void this.beat();
   }
 
   async start(): Promise<void> {

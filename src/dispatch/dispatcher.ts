@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
 import { before, claimJob, renewJob, type Claimed, type ClaimRequest } from './claim.ts';
-import type { Carrier, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
+import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../carriers/carrier.ts';
 import type { GroupCommitter } from '../db/group-commit.ts';
 import type { Handoff } from '../messaging/accept.ts';
 import type { Outcome } from '../messaging/outcomes.ts';
@@ -10,6 +10,8 @@ import { Waker } from '../common/waker.ts';
 import { storageFault } from '../db/faults.ts';
 import { Registry } from './registry.ts';
 import { InFlight } from './in-flight.ts';
+import { ConnectionLeases } from './connection-leases.ts';
+import { failOverConnectionJob } from '../routing/failover.ts';
 
 /** Longest wait between two tries to write a carrier's answer the database refused. */
 const RECORD_RETRY_MAX_MS = 2000;
@@ -31,7 +33,12 @@ export interface DispatcherOptions {
   leaseMs: number;
   batch: number;
   pollMs: number;
+  /** Lease of a carrier connection's slot (src/dispatch/connection-leases.ts): another process takes a dead holder's connections within it. */
+  connectionLeaseMs: number;
 }
+
+/** Default failoverAfterMs of a connection that does not set its own. */
+const FAILOVER_AFTER_MS = 10_000;
 
 /** What a carrier answered to a submit: accepted, handed back for a retry, or refused for good. */
 export type SubmitOutcome = 'accepted' | 'retry' | 'failed';
@@ -53,7 +60,15 @@ export class Dispatcher {
   readonly owner = randomUUID();
   private running = false;
   private waker = new Waker();
-  private loops: Promise<void>[] = [];
+  /** The dispatch loop of each connection this dispatcher holds. */
+  private readonly loops = new Map<string, Promise<void>>();
+  private readonly leases: ConnectionLeases;
+  private leaseTimer: NodeJS.Timeout | null = null;
+  private leasing: Promise<void> = Promise.resolve();
+  /** Since when each held connection has been down (not ready), for failover. */
+  private readonly downSince = new Map<string, number>();
+  /** Per held connection, the timer that closes it if its lease is not renewed in time. */
+  private readonly watchdogs = new Map<string, NodeJS.Timeout>();
   private inflight = new Set<Promise<void>>();
   private renewTimer: NodeJS.Timeout | null = null;
   private renewing = false;
@@ -69,9 +84,13 @@ export class Dispatcher {
     private readonly outcomes: GroupCommitter<Outcome, void>,
     private readonly log: Logger,
     private readonly options: DispatcherOptions,
+    private readonly eventsFor: (connector: string) => CarrierEvents,
     private readonly onSubmitted: OnSubmitted = () => {},
+    private readonly onConnections: (held: string[]) => void = () => {},
   ) {
     this.registry = new Registry(db.kysely, this.owner, options.leaseMs);
+    const connections = [...carriers.values()].map((c) => ({ name: c.name, maxBinds: c.maxBinds ?? 1 }));
+    this.leases = new ConnectionLeases(db.kysely, this.owner, options.connectionLeaseMs, connections);
   }
 
   /**
@@ -82,7 +101,11 @@ export class Dispatcher {
   async start(): Promise<void> {
     await this.lookAround();
     this.running = true;
-    for (const carrier of this.carriers.values()) this.loops.push(this.loop(carrier));
+    await this.tickLeases();
+    this.leaseTimer = setInterval(() => {
+      this.leasing = this.leasing.then(() => this.tickLeases());
+    }, this.options.connectionLeaseMs / 5);
+    this.leaseTimer.unref();
     this.renewTimer = setInterval(() => {
       void this.renew();
       void this.lookAround();
@@ -112,9 +135,18 @@ export class Dispatcher {
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.leaseTimer) clearInterval(this.leaseTimer);
+    this.leaseTimer = null;
+    await this.leasing;
+    for (const timer of this.watchdogs.values()) clearTimeout(timer);
+    this.watchdogs.clear();
     this.wake();
-    await Promise.all(this.loops);
+    await Promise.all(this.loops.values());
+    // The carriers answer what they still hold (handed back when they stop), and those answers are written.
+    for (const name of this.leases.list()) await this.carriers.get(name)?.stop();
     await Promise.all(this.inflight);
+    await this.leases.release().catch((err: unknown) => this.log.error({ err }, 'could not give back the carrier connections'));
+    this.onConnections([]);
     if (this.renewTimer) clearInterval(this.renewTimer);
     this.renewTimer = null;
     // What the carriers never answered goes back to the outbox now, not after its lease.
@@ -145,8 +177,103 @@ export class Dispatcher {
     }
   }
 
+  /** True when this dispatcher holds the connection (runs it and sends its messages). */
+  holds(connector: string): boolean {
+    return this.leases.holds(connector);
+  }
+
+  /**
+   * Renews the connection leases and takes free slots; starts the
+   * connections gained, stops those lost; and moves the messages of a held
+   * connection down longer than its failoverAfterMs to their next legs.
+   */
+  private async tickLeases(): Promise<void> {
+    if (!this.running) return;
+    const { gained, lost, error } = await this.leases.tick((name) => this.carriers.get(name)?.ready() ?? false);
+    if (error) this.log.warn({ err: error }, 'could not renew or take carrier connection leases; trying again');
+    for (const name of lost) {
+      this.log.warn({ connector: name }, 'lost the lease of a carrier connection; another process runs it now');
+      await this.letGo(name);
+    }
+    for (const name of gained) {
+      const carrier = this.carriers.get(name);
+      if (!carrier || !this.running) continue;
+      this.log.info({ connector: name }, 'holding a carrier connection');
+      try {
+        await carrier.start(this.eventsFor(name));
+      } catch (err) {
+        this.log.error({ err, connector: name }, 'could not start a carrier connection');
+      }
+      this.loops.set(name, this.loop(carrier));
+    }
+    if (gained.length || lost.length) this.onConnections(this.leases.list());
+    for (const name of this.leases.list()) this.watch(name);
+    await this.failOver();
+  }
+
+  /**
+   * Closes a held connection a little before its lease ends unless the lease
+   * is renewed meanwhile: a process whose renewals are late (a database busy
+   * with other writers, a long pause) must have let the connection go before
+   * another process may take it, so that the carrier never sees more binds
+   * than maxBinds.
+   */
+  private watch(name: string): void {
+    const end = this.leases.endOf(name);
+    if (end === undefined) return;
+    clearTimeout(this.watchdogs.get(name));
+    const timer = setTimeout(
+      () => {
+        if (this.leases.endOf(name) !== end || !this.running) return;
+        this.log.warn({ connector: name }, 'could not renew the lease of a carrier connection in time; closing it');
+        this.leases.forget(name);
+        this.onConnections(this.leases.list());
+        void this.letGo(name);
+      },
+      Math.max(0, end - this.leases.marginMs - Date.now()),
+    );
+    timer.unref();
+    this.watchdogs.set(name, timer);
+  }
+
+  /** Stops running a connection this dispatcher no longer holds: its loop, then the connection itself, at once. */
+  private async letGo(name: string): Promise<void> {
+    clearTimeout(this.watchdogs.get(name));
+    this.watchdogs.delete(name);
+    this.downSince.delete(name);
+    const carrier = this.carriers.get(name);
+    // First, so that nothing more is submitted while the loop winds down.
+    const stopped = carrier?.stop({ abrupt: true });
+    this.wake();
+    await this.loops.get(name);
+    this.loops.delete(name);
+    await stopped;
+  }
+
+  /** Held connections down longer than their failoverAfterMs (and up in no other process): their messages move to the next legs. */
+  private async failOver(): Promise<void> {
+    const now = Date.now();
+    for (const name of this.leases.list()) {
+      const carrier = this.carriers.get(name);
+      if (!carrier || carrier.ready()) {
+        this.downSince.delete(name);
+        continue;
+      }
+      const since = this.downSince.get(name) ?? now;
+      this.downSince.set(name, since);
+      if (now - since < (carrier.failoverAfterMs ?? FAILOVER_AFTER_MS) || this.inFlight.holdsAny(name)) continue;
+      try {
+        if (await this.leases.upElsewhere(name)) continue;
+        const [moved] = await this.db.run(failOverConnectionJob, [{ connector: name, now }]);
+        if (moved) this.log.warn({ connector: name, messages: moved, downMs: now - since }, 'carrier connection down: moved its messages to the next legs');
+      } catch (err) {
+        this.log.error({ err, connector: name }, 'could not move the messages of a connection that is down; trying again');
+      }
+    }
+  }
+
   private async loop(carrier: Carrier): Promise<void> {
-    while (this.running) {
+    while (this.running && this.leases.holds(carrier.name)) {
       let claimed = 0;
       let room = 0;
       try {

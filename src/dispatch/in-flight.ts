@@ -42,6 +42,12 @@ export class InFlight {
     for (const r of rows) this.held.set(r.id, { until: until(r), connector, receiver: r.receiver });
   }
 
+  /** True while some message of the connector is held (in its carrier, or its answer not written). */
+  holdsAny(connector: string): boolean {
+    for (const h of this.held.values()) if (h.connector === connector) return true;
+    return this.unwrittenFor(connector) > 0;
+  }
+
   /** Its outcome is written, or it never reached the carrier: the lease alone speaks for it now. */
   release(id: string): void {
     this.held.delete(id);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { sql, type Kysely } from 'kysely';
 import type { Database, DispatchersTable } from '../db/tables.ts';
+import { releaseLeasesOf } from './connection-leases.ts';
 
 /**
  * Which dispatchers work on the database, and which of them are gone.
@@ -97,6 +98,8 @@ export class Registry {
         continue;
       }
       recovered += await recoverLeases(this.db, row.owner, connectors, now);
+      // Its carrier connections are free to take now, not after their lease.
+      await releaseLeasesOf(this.db, row.owner);
       await this.db.deleteFrom('dispatchers').where('owner', '=', row.owner).execute();
     }
     return { others, recovered };

@@ -27,7 +27,9 @@ export interface DelivererOptions {
 /**
  * Retry schedule, in units of `retryBaseMs`: 5 s, 30 s, 2 min, 10 min,
  * 30 min, 1 h, then every 2 h; an attempt that fails once 24 h have passed
- * since the event is the last, and the delivery is FAILED.
+ * since the event is the last, and the delivery is FAILED. A FAILED delivery
+ * the account sends again (resendDelivery) starts the schedule over: its
+ * delays and the 24 h count from the resend.
  */
 export const RETRY_SCHEDULE = [5, 30, 120, 600, 1800, 3600] as const;
 export const RETRY_EVERY = 7200;
@@ -46,7 +48,9 @@ interface AttemptResult {
   error: string | null;
   at: number;
   attempts: number;
-  createdAt: number;
+  /** Where the retry schedule starts: the event, or the account's last resend. */
+  scheduleFrom: number;
+  scheduleAttempts: number;
 }
 
 const RESPONSE_BYTES = 4096;
@@ -197,18 +201,28 @@ export class Deliverer {
         if (this.abort.signal.aborted) error = 'interrupted by shutdown';
       }
     }
-    await this.results.submit({ id: d.id, owner: this.owner, ok, httpStatus, error, at: Date.now(), attempts: d.attempts, createdAt: Number(d.created_at) });
+    await this.results.submit({
+      id: d.id,
+      owner: this.owner,
+      ok,
+      httpStatus,
+      error,
+      at: Date.now(),
+      attempts: d.attempts,
+      scheduleFrom: Number(d.schedule_from ?? d.created_at),
+      scheduleAttempts: Number(d.schedule_attempts),
+    });
   }
 
   private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<undefined[]> {
     const t = eventsDb(tx);
     for (const r of items) {
-      const giveUp = !r.ok && r.at - r.createdAt >= GIVE_UP_AFTER * this.options.retryBaseMs;
+      const giveUp = !r.ok && r.at - r.scheduleFrom >= GIVE_UP_AFTER * this.options.retryBaseMs;
       await t
         .updateTable('webhook_deliveries')
         .set({
           status: r.ok ? 'DELIVERED' : giveUp ? 'FAILED' : 'PENDING',
-          due_at: r.ok || giveUp ? r.at : r.at + retryDelay(r.attempts, this.options.retryBaseMs),
+          due_at: r.ok || giveUp ? r.at : r.at + retryDelay(r.attempts - r.scheduleAttempts, this.options.retryBaseMs),
           lease_owner: null,
           last_http_status: r.httpStatus,
           last_error: r.error === null ? null : r.error.slice(0, 500),

@@ -1,6 +1,7 @@
 import type { Transaction } from 'kysely';
 import type { Database, MessageStatus } from '../db/tables.ts';
 import { runRaw } from '../db/bulk.ts';
+import { queueSmppReceipts } from '../smpp-server/records.ts';
 
 export interface StatusChange {
   account_id: number;
@@ -21,6 +22,8 @@ export interface StatusChange {
  */
 export async function logStatuses(tx: Transaction<Database>, changes: StatusChange[]): Promise<void> {
   if (changes.length === 0) return;
+  // Subscriber: delivery receipts owed to SMPP customers (src/smpp-server), in this transaction.
+  await queueSmppReceipts(tx, changes);
   const listening = await listeningAccounts(tx);
   if (listening.size === 0) return;
   const rows = changes.filter((c) => listening.has(c.account_id)).map((c) => ({ message_id: c.message_id, status: c.status, details: c.details, at: c.at }));

@@ -50,6 +50,10 @@ export interface WebhookDeliveriesTable {
   created_at: number;
   last_attempt_at: number | null;
   delivered_at: number | null;
+  /** When the retry schedule restarted after a resend (migration 017); null: at `created_at`. */
+  schedule_from: number | null;
+  /** Attempts made before that restart. */
+  schedule_attempts: Generated<number>;
 }
 
 export interface AccountCallbacksTable {

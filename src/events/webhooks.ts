@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../db/executor.ts';
-import { notFound, validation } from '../common/errors.ts';
+import { DomainError, notFound, validation } from '../common/errors.ts';
 import { SafeFetchError } from '../net/policy.ts';
 import { newSecret } from './signing.ts';
 import { TOPICS, eventsDb, type DeliveryRow, type Topic, type WebhookRow } from './tables.ts';
@@ -129,4 +129,36 @@ export async function listDeliveries(db: Executor, accountId: number, webhookId:
     base.select(sql<number | string>`count(*)`.as('n')).executeTakeFirst(),
   ]);
   return { records: rows.map(publicDelivery), total: Number(total?.n ?? 0) };
+}
+
+/**
+ * Sends a FAILED delivery again: due now, its retry schedule started over
+ * (the delays and the 24-hour limit count from now), its attempts kept.
+ * Another account's webhook or delivery is 404; a delivery in any other
+ * status is a CONFLICT naming it. The caller wakes the deliverer.
+ */
+export async function resendDelivery(db: Executor, accountId: number, webhookId: number, deliveryId: string): Promise<PublicDelivery> {
+  await ownWebhook(db, accountId, webhookId);
+  const edb = eventsDb(db);
+  const row = await edb
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('id', '=', deliveryId)
+    .where('account_id', '=', accountId)
+    .where('webhook_id', '=', webhookId)
+    .executeTakeFirst();
+  if (!row) throw notFound(`Delivery ${deliveryId} of webhook ${webhookId}`);
+  if (row.status !== 'FAILED') throw new DomainError('CONFLICT', `Delivery ${deliveryId} is ${row.status}: only a FAILED delivery can be sent again.`);
+  const now = Date.now();
+  const updated = await edb
+    .updateTable('webhook_deliveries')
+    .set({ status: 'PENDING', due_at: now, lease_owner: null, schedule_from: now, schedule_attempts: row.attempts })
+    .where('id', '=', deliveryId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'FAILED')
+    .returningAll()
+    .executeTakeFirst();
+  // Another request sent it again in between: it is no longer FAILED.
+  if (!updated) throw new DomainError('CONFLICT', `Delivery ${deliveryId} is no longer FAILED: only a FAILED delivery can be sent again.`);
+  return publicDelivery(updated);
 }

@@ -28,12 +28,15 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 export const GATEWAY_KEY = 'gatewayApiKey';
 export const LEGACY_KEY = 'legacyAuthKey';
 export const OPERATOR_TOKEN = 'operatorToken';
+/** The browser panel's session cookie (docs/panel.md). */
+export const PANEL_SESSION = 'panelSession';
 
 export type Security = { [scheme: string]: string[] }[];
 export const security = {
   gateway: [{ [GATEWAY_KEY]: [] }] as Security,
   legacy: [{ [LEGACY_KEY]: [] }] as Security,
   operator: [{ [OPERATOR_TOKEN]: [] }] as Security,
+  panel: [{ [PANEL_SESSION]: [] }] as Security,
   /** No authentication: health, the document itself, short link redirects, media. */
   none: [] as Security,
 };
@@ -222,6 +225,7 @@ each with its own authentication and answer envelope, and a few public routes.
 | Gateway | \`/messages/…\`, \`/reports/…\`, \`/contacts\`, \`/routes\`, \`/balance\`, \`/api-tokens/…\`, \`/webhooks\`, \`/child-users\`, \`/short-links\` | header \`x-api-key: <API key>\` | \`{hasError, message, totalRecords, errors, object}\` |
 | Legacy v2 | \`/api/v2/…\` | header \`auth-key: <API key>\` (the same keys) | \`{Success, Object, Message}\`; a 401 has an empty body |
 | Operator API | \`/admin/…\`, \`/metrics\` | header \`Authorization: Bearer <operator token>\` | plain JSON; errors \`{error}\` |
+| Browser panel | \`/panel/api/…\` | cookie \`gw_session\` (sign in with \`POST /panel/api/session\`), and \`x-csrf-token\` on state changes | plain JSON; errors in the Gateway envelope |
 | Public | \`/healthz\`, \`/readyz\`, \`/openapi.json\`, \`/s/{code}\`, \`/media/{name}\`, \`/rbm/events/{connector}\` | none | see each operation |
 
 ### Gateway interface
@@ -305,7 +309,12 @@ const TAG_GROUPS: { name: string; tags: [string, string][] }[] = [
       ['Operator: routes', 'Routes: product, prices, channel, carrier connection.'],
       ['Operator: carriers', 'Carrier connections and the built-in simulator.'],
       ['Operator: events', 'Legacy v2 callbacks and opt-out keywords of an account.'],
+      ['Operator: panel users', 'Who signs in to the browser panel: users of an account, operator users (docs/panel.md).'],
     ],
+  },
+  {
+    name: 'Browser panel',
+    tags: [['Panel', 'The browser panel at /panel/: sign-in (session cookie), dashboard, CSV exports, API keys (docs/panel.md).']],
   },
   {
     name: 'Operations and public routes',
@@ -345,6 +354,13 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
             type: 'http',
             scheme: 'bearer',
             description: 'Operator API and /metrics: `Authorization: Bearer <GATEWAY_ADMIN_TOKEN>`.',
+          },
+          [PANEL_SESSION]: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'gw_session',
+            description:
+              'Browser panel: the session cookie `POST /panel/api/session` sets; state changes also need the `x-csrf-token` header. Also accepted, without a key header, by the Gateway and Legacy v2 interfaces (account users) and the operator API (operators).',
           },
         },
         // The live registry: @fastify/swagger copies it when it first builds the document, after every route module is loaded.

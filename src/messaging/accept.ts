@@ -7,6 +7,7 @@ import { lockBalances } from '../billing/ledger.ts';
 import { insertRows } from '../db/bulk.ts';
 import { maskCode } from '../tokens/mask.ts';
 import { defineJob } from '../db/jobs.ts';
+import { recordSmppSubmits, type SmppAccepted, type SmppSubmitRecord } from '../smpp-server/records.ts';
 
 const REQUEST_COLUMNS = [
   'id',
@@ -50,6 +51,7 @@ const MESSAGE_COLUMNS = [
   'carrier_id',
   'status_at',
   'otp',
+  'moved',
 ] as const;
 const LEDGER_COLUMNS = ['account_id', 'amount', 'reason', 'request_id', 'created_at'] as const;
 // A column added to messages or requests must be added above too (the compiler says so here).
@@ -68,12 +70,14 @@ export interface AcceptItem {
   payload: string | null;
   /** The connection chosen among the route's legs (src/routing/legs.ts); absent: the route's connector. */
   connector?: string | undefined;
+  /** The message id when the caller chose it beforehand (the SMPP server answers with it); absent: a new one. */
+  id?: string | undefined;
 }
 
 export interface AcceptInput {
   accountId: number;
   route: RouteRow;
-  source: 'gateway' | 'legacy' | 'token' | 'reply';
+  source: 'gateway' | 'legacy' | 'token' | 'reply' | 'smpp';
   /** Text shown in the requests report. */
   content: string;
   tag: string | null;
@@ -85,6 +89,8 @@ export interface AcceptInput {
   items: AcceptItem[];
   /** Set by the core when this process's dispatcher can send some of the messages at once (see Handoff). */
   handoff?: Handoff | undefined;
+  /** A submit of the SMPP server: what it keeps beside the message, written in this transaction (src/smpp-server/records.ts). */
+  smpp?: SmppSubmitRecord | undefined;
 }
 
 /**
@@ -151,6 +157,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   const ledger: { account_id: number; amount: number; reason: string; request_id: string; created_at: number }[] = [];
   const debits = new Map<number, number>();
   const outcomes: (AcceptResult | AcceptRefusal)[] = [];
+  const smpp: SmppAccepted[] = [];
 
   for (const input of inputs) {
     const fare = input.route.fare_price;
@@ -198,8 +205,9 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
     });
     input.items.forEach((item, index) => {
       const isBlocked = blocked.has(`${input.accountId}:${item.receiver}`);
-      const id = newId();
+      const id = item.id ?? newId();
       const connector = item.connector ?? input.route.connector;
+      if (input.smpp) smpp.push({ record: input.smpp, accountId: input.accountId, messageId: id, content: item.content, blocked: isBlocked, at: now });
       // The receivers held back on this message's connection (see heldBack; absent: no offer for it in the batch).
       const waiting = held.get(connector);
       let lease: Handoff | null = null;
@@ -236,6 +244,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
         carrier_id: null,
         status_at: now,
         otp: otp ? 1 : 0,
+        moved: 0,
       });
     });
     if (cost > 0) ledger.push({ account_id: input.accountId, amount: -cost, reason: 'send', request_id: requestId, created_at: now });
@@ -245,6 +254,7 @@ export async function acceptBatch(tx: Transaction<Database>, dialect: 'sqlite' |
   await insertRows(tx, dialect, 'requests', REQUEST_COLUMNS, requests);
   await insertRows(tx, dialect, 'messages', MESSAGE_COLUMNS, messages);
   await insertRows(tx, dialect, 'ledger', LEDGER_COLUMNS, ledger);
+  await recordSmppSubmits(tx, dialect, smpp);
   for (const [accountId, amount] of debits) {
     if (amount > 0)
       await tx

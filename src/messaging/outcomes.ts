@@ -7,6 +7,7 @@ import { param, rowsText, runRaw } from '../db/bulk.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { defineJob } from '../db/jobs.ts';
 import { refund } from '../billing/ledger.ts';
+import { failOverMessage } from '../routing/failover.ts';
 
 /** One thing that changes a message after it was accepted. */
 export type Outcome =
@@ -35,13 +36,18 @@ const RETRY = 1;
 const FAILED = 2;
 const NO_RCS = 3;
 const RECEIPT = 4;
+/** A retry that may move to the route's next leg (SubmitResult `failover`). */
+const FAILOVER = 5;
 
 export function packOutcomes(outcomes: Outcome[]): PackedOutcomes {
   const out: PackedOutcomes = [];
   for (const o of outcomes) {
     if (o.kind === 'receipt') out.push(RECEIPT, o.connector, o.receipt.carrierId, o.receipt.status, o.receipt.details, o.receipt.at.getTime());
     else if (o.result.ok) out.push(ACCEPTED, o.connector, o.messageId, o.result.carrierIds, o.attempts, null);
-    else out.push(o.result.retry ? RETRY : o.result.noRcs ? NO_RCS : FAILED, o.connector, o.messageId, o.result.error, o.attempts, null);
+    else {
+      const kind = o.result.retry ? (o.result.failover ? FAILOVER : RETRY) : o.result.noRcs ? NO_RCS : FAILED;
+      out.push(kind, o.connector, o.messageId, o.result.error, o.attempts, null);
+    }
   }
   return out;
 }
@@ -68,9 +74,11 @@ function unpackOutcomes(packed: PackedOutcomes): Outcome[] {
         ? { ok: true, carrierIds: packed[i + 3] as string[] }
         : kind === RETRY
           ? { ok: false, retry: true, error }
-          : kind === NO_RCS
-            ? { ok: false, retry: false, error, noRcs: true }
-            : { ok: false, retry: false, error };
+          : kind === FAILOVER
+            ? { ok: false, retry: true, error, failover: true }
+            : kind === NO_RCS
+              ? { ok: false, retry: false, error, noRcs: true }
+              : { ok: false, retry: false, error };
     out.push({ kind: 'result', connector, messageId: id, result, attempts: packed[i + 4] as number });
   }
   return out;
@@ -180,6 +188,8 @@ async function writeRefused(tx: Transaction<Database>, { messageId, result, atte
       .where('id', '=', messageId)
       .where('status', '=', 'SENDING')
       .execute();
+    // Another leg of its route may carry it now (src/routing/failover.ts).
+    if (result.failover) await failOverMessage(tx, messageId, now);
     return;
   }
   if (result.noRcs && (await fallBackToSms(tx, messageId, now))) return;

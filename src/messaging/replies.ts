@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import type { Inbound } from '../carriers/carrier.ts';
 import { addLedgerEntry } from '../billing/ledger.ts';
+import { queueSmppReply } from '../smpp-server/records.ts';
 
 export interface StoredReply {
   id: number;
@@ -49,6 +50,8 @@ export async function recordInbound(db: Kysely<Database>, connector: string, inb
       .returning('id')
       .executeTakeFirstOrThrow();
     if (last && cost > 0) await addLedgerEntry(tx, last.account_id, -cost, 'reply', last.request_id);
+    // Subscriber: a reply to a message sent over SMPP goes to its customer as deliver_sm (src/smpp-server), in this transaction.
+    await queueSmppReply(tx, { messageId: last ? last.id : null, sender, content, receivedAt });
     return { id: Number(row.id), accountId: last ? last.account_id : null, messageId: last ? last.id : null, sender, content, receivedAt };
   });
 }

@@ -74,8 +74,8 @@ export async function countOf<DB, TB extends keyof DB, O>(base: SelectQueryBuild
   return Number((row as { n?: number | string } | undefined)?.n ?? 0);
 }
 
-/** Sent report: the account's messages, newest first; one-time codes of spent tokens masked (src/tokens/mask.ts), in the text and its filter. */
-export async function sentReport(db: Executor, accountId: number, q: ReportQuery) {
+/** The sent report's rows before paging: the account's messages the filters match (also the panel's CSV export, src/panel/export.ts). */
+export function sentMessages(db: Executor, accountId: number, q: ReportQuery) {
   const w = window(q);
   const statuses = statusesOf(q);
   const base = db
@@ -90,6 +90,12 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
     .$if(q.tag !== undefined, (b) => b.where('m.tag', '=', q.tag ?? ''))
     .$if(q.requestId !== undefined, (b) => b.where('m.request_id', '=', (q.requestId ?? '').toLowerCase()))
     .$if(statuses !== null, (b) => b.where('m.status', 'in', statuses ?? []));
+  return { base, window: w };
+}
+
+/** Sent report: the account's messages, newest first; one-time codes of spent tokens masked (src/tokens/mask.ts), in the text and its filter. */
+export async function sentReport(db: Executor, accountId: number, q: ReportQuery) {
+  const { base, window: w } = sentMessages(db, accountId, q);
   const total = await countOf(base);
   const rows = await base
     .select([
@@ -132,8 +138,8 @@ export async function sentReport(db: Executor, accountId: number, q: ReportQuery
   };
 }
 
-/** Received report: replies matched to the account's messages, newest first. */
-export async function receivedReport(db: Executor, accountId: number, q: ReportQuery) {
+/** The received report's rows before paging: the account's replies the filters match (also the panel's CSV export). */
+export function receivedReplies(db: Executor, accountId: number, q: ReportQuery) {
   const w = window(q);
   const base = db
     .selectFrom('replies')
@@ -142,6 +148,12 @@ export async function receivedReport(db: Executor, accountId: number, q: ReportQ
     .where('received_at', '<=', w.to)
     .$if(q.sender !== undefined, (b) => b.where('sender', '=', (q.sender ?? '').replace(/^\+/, '')))
     .$if(q.content !== undefined, (b) => b.where(sql`lower(content)`, 'like', sql`${likePattern(q.content ?? '')} escape '\\'`));
+  return { base, window: w };
+}
+
+/** Received report: replies matched to the account's messages, newest first. */
+export async function receivedReport(db: Executor, accountId: number, q: ReportQuery) {
+  const { base, window: w } = receivedReplies(db, accountId, q);
   const total = await countOf(base);
   const rows = await base
     .select(['sender', 'content', 'received_at', 'message_id'])

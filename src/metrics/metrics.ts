@@ -28,6 +28,8 @@ export interface Metrics {
   accepted(channel: 'SMS' | 'RCS', count: number): void;
   /** A carrier answered a submit. */
   submitted(connector: string, outcome: SubmitOutcome): void;
+  /** The submits a connection answered since this process started, by result (GET /admin/carriers). */
+  submits(connector: string): SubmitTotals;
   /** A carrier reported a delivery receipt. */
   receipt(connector: string, status: ReceiptStatus): void;
   /** A carrier brought an inbound message (a reply). */
@@ -35,6 +37,9 @@ export interface Metrics {
   /** An HTTP answer: `route` is the route template, or UNMATCHED. */
   response(method: string, route: string, status: number, seconds: number): void;
 }
+
+/** Submits answered by one connection since the process started (the same as `gateway_carrier_submits_total`). */
+export type SubmitTotals = Record<SubmitOutcome, number>;
 
 export function createMetrics(deps: { db: Db; carriers: ReadonlyMap<string, Carrier>; log: Logger }): Metrics {
   const { db, carriers, log } = deps;
@@ -141,6 +146,8 @@ export function createMetrics(deps: { db: Db; carriers: ReadonlyMap<string, Carr
   );
   const byChannel = new Children((channel: string) => accepted.labels(channel));
   const submitsOf = new Children((connector: string) => new Children((outcome: SubmitOutcome) => submits.labels(connector, outcome)));
+  // Kept beside the counter so the operator API reads them without a scrape.
+  const totals = new Children((_connector: string): SubmitTotals => ({ accepted: 0, retry: 0, failed: 0 }));
   const receiptsOf = new Children((connector: string) => new Children((status: ReceiptStatus) => receipts.labels(connector, status)));
   const inboundOf = new Children((connector: string) => inbound.labels(connector));
 
@@ -149,7 +156,11 @@ export function createMetrics(deps: { db: Db; carriers: ReadonlyMap<string, Carr
     accepted: (channel, count) => {
       if (count > 0) byChannel.get(channel).inc(count);
     },
-    submitted: (connector, outcome) => submitsOf.get(connector).get(outcome).inc(),
+    submitted: (connector, outcome) => {
+      submitsOf.get(connector).get(outcome).inc();
+      totals.get(connector)[outcome]++;
+    },
+    submits: (connector) => ({ ...totals.get(connector) }),
     receipt: (connector, status) => receiptsOf.get(connector).get(status).inc(),
     inbound: (connector) => inboundOf.get(connector).inc(),
     response: (method, route, status, seconds) => {

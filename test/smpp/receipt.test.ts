@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, statStatus } from '../../src/carriers/smpp/receipt.ts';
-import { TokenBucket } from '../../src/carriers/smpp/token-bucket.ts';
+import { SubmitRate } from '../../src/carriers/smpp/submit-rate.ts';
 
 // SMPP 3.4 Appendix B: "id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E Text: ..."
 const APPENDIX_B = 'id:0123456789 sub:001 dlvrd:001 submit date:0610191018 done date:0610191019 stat:DELIVRD err:000 Text:Hello World';
@@ -114,21 +114,53 @@ describe('parseReceipt', () => {
   });
 });
 
-describe('TokenBucket', () => {
-  it('allows one second of burst then the rate', () => {
+describe('SubmitRate', () => {
+  it('allows at most the rate in any second, however the seconds are cut', () => {
     let now = 0;
-    const bucket = new TokenBucket(2, () => now);
-    assert.equal(bucket.take(), true);
-    assert.equal(bucket.take(), true);
-    assert.equal(bucket.take(), false);
-    assert.equal(bucket.wait(), 500);
-    now = 500;
-    assert.equal(bucket.take(), true);
-    assert.equal(bucket.take(), false);
+    const rate = new SubmitRate(2, () => now);
+    assert.equal(rate.take(), true);
+    assert.equal(rate.take(), true);
+    assert.equal(rate.take(), false);
+    // A second and 5% (see SLACK).
+    assert.equal(rate.wait(), 1050);
+    now = 1049;
+    assert.equal(rate.take(), false);
+    now = 1050;
+    assert.equal(rate.take(), true);
+    assert.equal(rate.take(), true);
+    assert.equal(rate.take(), false);
+  });
+
+  it('spreads a rate below one a second', () => {
+    let now = 0;
+    const rate = new SubmitRate(0.5, () => now);
+    assert.equal(rate.take(), true);
+    assert.equal(rate.wait(), 2100);
+    now = 2100;
+    assert.equal(rate.take(), true);
+  });
+
+  it('keeps any one-second window at or under the rate over a long run', () => {
+    let now = 0;
+    const rate = new SubmitRate(7, () => now);
+    const sent: number[] = [];
+    for (now = 0; now < 10_000; now += 13) while (rate.take()) sent.push(now);
+    for (const start of sent) assert.ok(sent.filter((t) => t >= start && t < start + 1000).length <= 7);
+    assert.ok(sent.length >= 62, String(sent.length));
   });
 
   it('does not limit with a rate of 0', () => {
-    const bucket = new TokenBucket(0);
-    for (let i = 0; i < 1000; i++) assert.equal(bucket.take(), true);
+    const rate = new SubmitRate(0);
+    for (let i = 0; i < 1000; i++) assert.equal(rate.take(), true);
   });
+});
+
+it('SubmitRate.fill: a new bind waits one window before its first submit', () => {
+  let now = 5000;
+  const rate = new SubmitRate(10, () => now);
+  rate.fill();
+  assert.equal(rate.take(), false);
+  assert.equal(rate.wait(), 1050);
+  now = 6050;
+  assert.equal(rate.take(), true);
 });

@@ -98,8 +98,8 @@ export class SmppBind {
     if (this.session) this.dropSession(this.session, reason);
   }
 
-  /** Unbinds gracefully (bounded by responseTimeoutMs) and stops reconnecting. */
-  async stop(): Promise<void> {
+  /** Unbinds gracefully (bounded by responseTimeoutMs), or closes at once when `abrupt`, and stops reconnecting. */
+  async stop(abrupt = false): Promise<void> {
     this.stopped = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
@@ -109,7 +109,7 @@ export class SmppBind {
       return;
     }
     const closed = new Promise<void>((resolve) => this.closedWaiters.push(resolve));
-    if (this.state !== 'bound') {
+    if (this.state !== 'bound' || abrupt) {
       this.dropSession(session, 'stopped');
       return closed;
     }

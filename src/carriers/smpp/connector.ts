@@ -1,10 +1,12 @@
 /**
  * SMPP 3.4 carrier (ESME side). Messages become one submit_sm per part and
- * go through a window of outstanding submits, a token bucket and, by
- * default, one outstanding submit per receiver (keeps each receiver's parts
- * and messages in order even when the SMSC throttles). Throttle answers
- * (ESME_RTHROTTLED, ESME_RMSGQFUL) pause the whole bind with back-off and put
- * the part back in its place; other refusals fail the message.
+ * go through a window of outstanding submits, the contract's submit rate
+ * and, by default, one outstanding submit per receiver (keeps each
+ * receiver's parts and messages in order even when the SMSC throttles).
+ * What each answer does is in status-class.ts: throttle answers pause the
+ * whole bind with back-off and put the part back in its place; temporary
+ * failures hand the message back for a retry (or another leg); the rest
+ * fail the message.
  *
  * Delivery guarantee: at least once. A submit whose response never comes
  * (bind lost, response timeout) may or may not have been taken by the SMSC;
@@ -20,7 +22,8 @@ import { DeliverHandler } from './inbound.ts';
 import { resolveOptions, smppAddress, type ResolvedOptions, type SmppCarrierOptions } from './options.ts';
 import { canonicalId } from './receipt.ts';
 import { Status, pduString, statusText, type Pdu, type PduParams } from './smpp-lib.ts';
-import { TokenBucket } from './token-bucket.ts';
+import { SubmitRate } from './submit-rate.ts';
+import { statusClass } from './status-class.ts';
 
 export type { SmppCarrierOptions } from './options.ts';
 
@@ -46,11 +49,13 @@ interface Part {
 
 export class SmppCarrier implements Carrier {
   readonly name: string;
+  readonly maxBinds: number;
+  readonly failoverAfterMs: number;
   readonly channels = ['SMS'] as const;
   private readonly o: ResolvedOptions;
   private readonly transmitter: SmppBind;
   private readonly receiver: SmppBind | null;
-  private readonly bucket: TokenBucket;
+  private readonly rate: SubmitRate;
   private deliver: DeliverHandler | null = null;
   private running = false;
   private queue: Part[] = [];
@@ -66,7 +71,9 @@ export class SmppCarrier implements Carrier {
   constructor(options: SmppCarrierOptions) {
     this.o = resolveOptions(options);
     this.name = this.o.name;
-    this.bucket = new TokenBucket(this.o.maxSubmitsPerSecond);
+    this.maxBinds = this.o.maxBinds;
+    this.failoverAfterMs = this.o.failoverAfterMs;
+    this.rate = new SubmitRate(this.o.maxSubmitsPerSecond);
     const split = this.o.bindMode === 'transmitter_receiver';
     this.transmitter = this.makeBind(split ? 'transmitter' : 'transceiver', true);
     this.receiver = split ? this.makeBind('receiver', false) : null;
@@ -75,20 +82,27 @@ export class SmppCarrier implements Carrier {
   async start(events: CarrierEvents): Promise<void> {
     if (this.running) return;
     this.running = true;
+    // A new bind counts as if it had just sent a full second: the one it takes over from (another process, before a
+    // restart) may have sent that second's worth, and the contract's rate holds over any second (submit-rate.ts).
+    this.rate.fill();
     const ids = { idBase: this.o.idBase, ...(this.o.receiptIdBase ? { receiptIdBase: this.o.receiptIdBase } : {}) };
     const sinks = { receipt: events.receipt.bind(events), inbound: events.inbound.bind(events) };
     this.deliver = new DeliverHandler(sinks, ids, this.o.logger, this.o.inboundPartTimeoutMs);
     await Promise.all([this.transmitter.start(), this.receiver?.start()]);
   }
 
-  /** Lets outstanding submits finish (up to responseTimeoutMs), unbinds, and stops reconnecting. */
-  async stop(): Promise<void> {
+  /**
+   * Lets outstanding submits finish (up to responseTimeoutMs), unbinds, and
+   * stops reconnecting; `abrupt`: closes the binds at once (what was in
+   * flight is handed back for a retry).
+   */
+  async stop(options: { abrupt?: boolean } = {}): Promise<void> {
     if (!this.running) return;
     this.running = false;
     if (this.pumpTimer) clearTimeout(this.pumpTimer);
     this.pumpTimer = null;
     this.failQueued('carrier stopped');
-    if (this.inflight.size > 0) {
+    if (this.inflight.size > 0 && !options.abrupt) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, this.o.responseTimeoutMs);
         this.drained.push(() => {
@@ -97,7 +111,7 @@ export class SmppCarrier implements Carrier {
         });
       });
     }
-    await Promise.all([this.transmitter.stop(), this.receiver?.stop()]);
+    await Promise.all([this.transmitter.stop(options.abrupt), this.receiver?.stop(options.abrupt)]);
     this.deliver?.flush();
   }
 
@@ -217,8 +231,8 @@ export class SmppCarrier implements Carrier {
       if (now < this.pausedUntil) return this.pumpLater(this.pausedUntil - now);
       const index = this.nextIndex();
       if (index < 0) return;
-      const wait = this.bucket.wait();
-      if (wait > 0 || !this.bucket.take()) return this.pumpLater(Math.max(wait, 1));
+      const wait = this.rate.wait();
+      if (wait > 0 || !this.rate.take()) return this.pumpLater(Math.max(wait, 1));
       const [part] = this.queue.splice(index, 1);
       if (part) this.send(part);
     }
@@ -252,7 +266,7 @@ export class SmppCarrier implements Carrier {
         this.release(part);
         // At-least-once: the SMSC may have taken it (see the module comment).
         const reason = err instanceof Error ? err.message : String(err);
-        part.job.finish({ ok: false, retry: true, error: `submit_sm unanswered: ${reason}` });
+        part.job.finish({ ok: false, retry: true, error: `submit_sm unanswered: ${reason}`, failover: true });
         this.pump();
       },
     );
@@ -268,30 +282,22 @@ export class SmppCarrier implements Carrier {
       job.ids[part.index] = canonicalId(pduString(resp, 'message_id'), this.o.idBase);
       if (part.sentAt > this.lastThrottleAt) this.throttleBackoffMs = 0;
       if (--job.left === 0) job.finish({ ok: true, carrierIds: job.ids });
-    } else if (status === Status.RTHROTTLED || status === Status.RMSGQFUL) {
-      this.onThrottled(part, status);
-    } else if (status === Status.RINVBNDSTS) {
-      // The SMSC does not consider us bound: the bind is broken, not the message.
-      job.finish({ ok: false, retry: true, error: statusText(status) });
-      this.transmitter.drop(`submit_sm answered ${statusText(status)}`);
     } else {
-      job.finish({ ok: false, retry: false, error: statusText(status) });
+      const kind = statusClass(status);
+      if (kind === 'throttle') this.onThrottled(part, status);
+      else if (kind === 'bind') {
+        // The SMSC does not consider us bound: the bind is broken, not the message.
+        job.finish({ ok: false, retry: true, error: statusText(status) });
+        this.transmitter.drop(`submit_sm answered ${statusText(status)}`);
+      } else if (kind === 'temporary') this.handBack(part, statusText(status));
+      else job.finish({ ok: false, retry: false, error: statusText(status) });
     }
     this.pump();
   }
 
   private onThrottled(part: Part, status: number): void {
     part.throttled++;
-    if (part.throttled > this.o.maxThrottleRetries) {
-      const error = `${statusText(status)} after ${part.throttled} tries`;
-      part.job.finish({ ok: false, retry: true, error });
-      // The receiver's later messages queued here go back with it, so that none overtakes it while it waits for its retry.
-      for (const later of this.queue) {
-        if (later.receiver === part.receiver && later.order > part.order)
-          later.job.finish({ ok: false, retry: true, error: `behind a message handed back: ${error}` });
-      }
-      return;
-    }
+    if (part.throttled > this.o.maxThrottleRetries) return this.handBack(part, `${statusText(status)} after ${part.throttled} tries`);
     let i = this.queue.findIndex((p) => p.order > part.order);
     if (i < 0) i = this.queue.length;
     this.queue.splice(i, 0, part);
@@ -302,6 +308,19 @@ export class SmppCarrier implements Carrier {
       this.lastThrottleAt = Date.now();
       this.pausedUntil = this.lastThrottleAt + this.throttleBackoffMs;
       this.o.logger.warn({ carrier: this.name, status: statusText(status), pauseMs: this.throttleBackoffMs }, 'SMSC throttling; pausing submits');
+    }
+  }
+
+  /**
+   * The SMSC could not take the message now: back to the dispatcher for a
+   * retry, or for the route's next leg (`failover`). The receiver's later
+   * messages queued here go back with it, so that none overtakes it.
+   */
+  private handBack(part: Part, error: string): void {
+    part.job.finish({ ok: false, retry: true, error, failover: true });
+    for (const later of this.queue) {
+      if (later.receiver === part.receiver && later.order > part.order)
+        later.job.finish({ ok: false, retry: true, error: `behind a message handed back: ${error}`, failover: true });
     }
   }
 

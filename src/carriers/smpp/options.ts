@@ -32,7 +32,7 @@ export interface SmppCarrierOptions {
   /** TON/NPI of receivers (default 1/1: international, E.164 without "+"). */
   destTon?: number;
   destNpi?: number;
-  /** Outstanding submit_sm without response (default 10). */
+  /** Outstanding submit_sm without response (default 10), over all binds of the connection (see maxBinds). */
   windowSize?: number;
   /**
    * Parts held ready beyond the window (default twice the window), so that a
@@ -40,8 +40,16 @@ export interface SmppCarrierOptions {
    * next claim. Under maxSubmitsPerSecond, no more than a second of it.
    */
   queueSize?: number;
-  /** Rate limit of the SMSC contract, submit_sm a second; 0 = none (default). */
+  /** Rate limit of the SMSC contract, submit_sm a second over all binds of the connection (see maxBinds); 0 = none (default). */
   maxSubmitsPerSecond?: number;
+  /**
+   * Binds the SMSC allows on this account (default 1), held by as many
+   * gateway processes (src/dispatch/connection-leases.ts): each bind gets
+   * 1/maxBinds of windowSize (at least 1) and of maxSubmitsPerSecond.
+   */
+  maxBinds?: number;
+  /** How long every bind may be down before a route's next leg takes this connection's messages (default 10 s). */
+  failoverAfterMs?: number;
   /** How long to wait for any response (and for connecting) before closing the connection (default 10 s). */
   responseTimeoutMs?: number;
   /** enquire_link period (default 30 s). */
@@ -79,6 +87,8 @@ export function smppAddress(value: string, fallback?: { ton: number; npi: number
 /** Fills in defaults; throws on values that cannot work. */
 export function resolveOptions(o: SmppCarrierOptions): ResolvedOptions {
   const source = smppAddress(o.sourceAddr);
+  const binds = o.maxBinds ?? 1;
+  if (!Number.isInteger(binds) || binds < 1) throw new RangeError('SMPP option maxBinds must be an integer >= 1');
   const r: ResolvedOptions = {
     name: o.name,
     host: o.host,
@@ -94,9 +104,12 @@ export function resolveOptions(o: SmppCarrierOptions): ResolvedOptions {
     sourceNpi: o.sourceNpi ?? source.npi,
     destTon: o.destTon ?? 1,
     destNpi: o.destNpi ?? 1,
-    windowSize: o.windowSize ?? 10,
-    queueSize: o.queueSize ?? 2 * (o.windowSize ?? 10),
-    maxSubmitsPerSecond: o.maxSubmitsPerSecond ?? 0,
+    // This bind's share of the connection's window and rate.
+    windowSize: Math.max(1, Math.floor((o.windowSize ?? 10) / binds)),
+    queueSize: o.queueSize ?? 2 * Math.max(1, Math.floor((o.windowSize ?? 10) / binds)),
+    maxSubmitsPerSecond: (o.maxSubmitsPerSecond ?? 0) / binds,
+    maxBinds: binds,
+    failoverAfterMs: o.failoverAfterMs ?? 10_000,
     responseTimeoutMs: o.responseTimeoutMs ?? 10_000,
     enquireLinkMs: o.enquireLinkMs ?? 30_000,
     idBase: o.idBase ?? 'hex',

@@ -70,6 +70,17 @@ const Carriers = component(
       queued: Type.Integer({ description: 'Messages waiting in the outbox, due' }),
       sending: Type.Integer({ description: 'Messages claimed, waiting for the carrier' }),
       scheduled: Type.Integer({ description: 'Messages scheduled for later' }),
+      submitted: Type.Object(
+        {
+          accepted: Type.Integer({ description: 'The carrier took the message' }),
+          retry: Type.Integer({ description: 'Refused for now (throttled, window full, bind lost): the message is sent again later' }),
+          failed: Type.Integer({ description: 'Refused for good: the message FAILED' }),
+        },
+        {
+          description:
+            'Submits this process made on the connection since it started, by the answer (the same as `gateway_carrier_submits_total` of /metrics); a rate is the difference between two reads over the time between them',
+        },
+      ),
     }),
   ),
 );
@@ -92,6 +103,9 @@ const OperatorMessage = component(
     id: Type.String(),
     accountId: Type.Integer(),
     requestId: Type.String(),
+    source: Type.String({
+      description: 'Where the send came from: gateway (HTTP), legacy (Legacy v2), token, reply (an automatic answer), smpp (the SMPP server)',
+    }),
     routeId: Type.Integer(),
     connector: Type.String({ description: 'The carrier connection that carries it (the route leg chosen at accept)' }),
     channel: Type.Union([Type.Literal('SMS'), Type.Literal('RCS')]),
@@ -407,6 +421,7 @@ An empty list removes the legs. Sends of this process use the new legs at once, 
         id: '019ac0e1-4b2a-7c3d-8e9f-0a1b2c3d4e5f',
         accountId: 42,
         requestId: '019ac0e1-4b29-7000-8000-0a1b2c3d4e5f',
+        source: 'smpp',
         routeId: 2,
         connector: 'tim',
         channel: 'SMS',
@@ -460,14 +475,34 @@ stored once. Sends name the group by its id (\`contactGroups\`), Legacy v2 by it
     tags: CARRIERS,
     summary: 'Carrier connections: channels, bind state, free window, messages waiting',
     description: `Each carrier connection as the dispatcher sees it: the channels it carries, whether it takes messages now, how many it
-can take, and the messages waiting for it in the outbox (of every gateway process sharing the database).`,
+can take, the messages waiting for it in the outbox (of every gateway process sharing the database), and \`submitted\`: the submits this
+process made on it since it started, by the carrier's answer (accepted, to retry, failed); the difference between two reads divided by
+the time between them is a submit rate.`,
     success: {
       status: 200,
       description: 'The connections.',
       schema: Carriers,
       example: [
-        { name: 'simulator', channels: ['SMS', 'RCS'], ready: true, capacity: 1000, queued: 0, sending: 0, scheduled: 3 },
-        { name: 'claro', channels: ['SMS'], ready: true, capacity: 48, queued: 120, sending: 2, scheduled: 0 },
+        {
+          name: 'simulator',
+          channels: ['SMS', 'RCS'],
+          ready: true,
+          capacity: 1000,
+          queued: 0,
+          sending: 0,
+          scheduled: 3,
+          submitted: { accepted: 1520, retry: 0, failed: 2 },
+        },
+        {
+          name: 'claro',
+          channels: ['SMS'],
+          ready: true,
+          capacity: 48,
+          queued: 120,
+          sending: 2,
+          scheduled: 0,
+          submitted: { accepted: 98411, retry: 37, failed: 5 },
+        },
       ],
     },
     errors: {},

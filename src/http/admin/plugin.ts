@@ -6,9 +6,12 @@ import { describeValidation, ERROR_TEXT } from '../validation.ts';
 import { clientErrorText, STATUS } from '../gateway/envelope.ts';
 import { operator } from '../../operator.ts';
 import { listingRoutes } from './listing.ts';
+import { smppRoutes } from './smpp.ts';
 import { OPERATOR_DOCS as DOCS } from './docs.ts';
 import { operatorTokenCheck, type AdminToken } from '../operator-token.ts';
 import { STORAGE_RETRY_AFTER_S, storageFault } from '../../db/faults.ts';
+import type { PanelSessions } from '../panel/sessions.ts';
+import { panelUserAdminRoutes } from '../panel/admin-routes.ts';
 
 const Money = Type.Union([Type.Number(), Type.String({ pattern: '^-?\\d+(\\.\\d+)?$' })]);
 // Ids beyond the safe range would overflow PostgreSQL bigint (a 500); they match nothing, so they are refused.
@@ -71,7 +74,7 @@ const InboundBody = Type.Object(
  * The operator API (docs/decisions.md): Bearer token, plain JSON answers, errors
  * as `{ error }`. A thin edge over the same operator use cases as the CLI.
  */
-export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: AdminToken }) {
+export async function adminPlugin(app: FastifyInstance, opts: { core: Core; adminToken: AdminToken; sessions?: PanelSessions }) {
   const { core } = opts;
   const ops = operator(core);
   const isOperator = operatorTokenCheck(opts.adminToken);
@@ -96,9 +99,17 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
   });
   app.setNotFoundHandler((request, reply) => reply.status(404).send({ error: `No operator operation ${request.method} ${request.url.split('?')[0]}.` }));
   app.addHook('onRequest', async (request, reply) => {
-    if (!isOperator(request.headers.authorization)) {
-      return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
+    if (isOperator(request.headers.authorization)) return;
+    // Without an Authorization header, an operator's panel session (docs/panel.md); CSRF token on state changes.
+    if (request.headers.authorization === undefined && opts.sessions) {
+      try {
+        if (await opts.sessions.isOperator(request)) return;
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'FORBIDDEN') return reply.status(403).send({ error: err.message });
+        throw err;
+      }
     }
+    return reply.status(401).send({ error: 'Operator token required: Authorization: Bearer <GATEWAY_ADMIN_TOKEN>.' });
   });
 
   app.post<{ Body: Static<typeof AccountBody> }>('/accounts', { schema: { ...DOCS.createAccount, body: AccountBody } }, async (request, reply) =>
@@ -152,7 +163,8 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
     async (request, reply) =>
       reply.status(201).send(await ops.createContactGroup(request.params.id, request.body.name, request.body.description ?? null, request.body.numbers)),
   );
-  app.get('/carriers', { schema: DOCS.carriers }, async () => ops.carriers());
+  // The submits since start are this process's counters (core.metrics), beside what every process sees in the database.
+  app.get('/carriers', { schema: DOCS.carriers }, async () => (await ops.carriers()).map((c) => ({ ...c, submitted: core.metrics.submits(c.name) })));
   app.get('/cluster', { schema: DOCS.cluster }, async () => ops.cluster(core.beacon.id));
   app.post<{ Body: Static<typeof InboundBody> }>('/simulator/inbound', { schema: { ...DOCS.simulatorInbound, body: InboundBody } }, async (request, reply) => {
     await core.simulator.inbound(request.body.from, request.body.to ?? null, request.body.text);
@@ -209,4 +221,9 @@ export async function adminPlugin(app: FastifyInstance, opts: { core: Core; admi
 
   // --- lists (accounts, keys, routes) and account (de)activation (docs/operator.md) ---
   listingRoutes(app, ops);
+  // --- users of the browser panel (docs/panel.md, "Panel users") ---
+  await app.register(panelUserAdminRoutes, { core });
+
+  // --- SMPP credentials and the deliveries owed to SMPP customers (docs/smpp-server.md) ---
+  smppRoutes(app, core);
 }

@@ -5,7 +5,7 @@ import { ErrorEnvelope, failure, ok } from './envelope.ts';
 /** Documentation of the Gateway interface's operations (src/http/openapi.ts explains `x-doc`). */
 
 /** The gateway's error envelope, once in the document (the same schema routes serialize errors with). */
-const GatewayError = component(
+export const GatewayError = component(
   'GatewayError',
   Type.Object(ErrorEnvelope.properties, {
     description: 'Gateway error envelope: `hasError` true, `object` null, `errors` lists every problem (at most 20).',

@@ -13,6 +13,7 @@ import { rcsRoutes } from './rcs.ts';
 import type { MediaStorage } from '../../rcs/storage.ts';
 import { DomainError } from '../../common/errors.ts';
 import { accountRateLimit } from '../rate-limit.ts';
+import type { PanelSessions } from '../panel/sessions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,7 +27,7 @@ declare module 'fastify' {
  * route in this plugin needs an API key; public routes (health, docs, short
  * link redirects) are registered outside it.
  */
-export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core; mediaStorage: MediaStorage }) {
+export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core; mediaStorage: MediaStorage; sessions?: PanelSessions }) {
   const { core, mediaStorage } = opts;
   app.decorateRequest('principal', null as unknown as Principal);
   app.setErrorHandler(gatewayErrorHandler);
@@ -42,8 +43,11 @@ export async function gatewayPlugin(app: FastifyInstance, opts: { core: Core; me
     defaultLimit: perSecond > 0 ? { max: perSecond * windowSeconds, windowMs: windowSeconds * 1000 } : null,
   });
   app.addHook('onRequest', async (request) => {
-    const key = request.headers['x-api-key'];
-    request.principal = await core.auth.authenticate(Array.isArray(key) ? key[0] : key, request.ip);
+    const header = request.headers['x-api-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    // Without a key, an account user's panel session (docs/panel.md); a key, when given, wins.
+    const fromSession = key === undefined && opts.sessions ? await opts.sessions.accountPrincipal(request) : null;
+    request.principal = fromSession ?? (await core.auth.authenticate(key, request.ip));
     const wait = await limited(request);
     if (wait > 0) {
       const error = new DomainError(

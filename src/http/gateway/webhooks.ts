@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Core } from '../../core.ts';
 import { TOPICS } from '../../events/tables.ts';
-import { createWebhook, deleteWebhook, listDeliveries, listWebhooks } from '../../events/webhooks.ts';
+import { createWebhook, deleteWebhook, listDeliveries, listWebhooks, resendDelivery } from '../../events/webhooks.ts';
 import { ApiKeyHeader, Nullable } from './schemas.ts';
 import { Limit, Skip } from './paging.ts';
 import { Envelope, errorResponses, ok } from './envelope.ts';
@@ -24,6 +24,11 @@ const WebhookBody = Type.Object(
 );
 
 const WebhookId = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+
+const DeliveryParams = Type.Object({
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  deliveryId: Type.String({ minLength: 1, maxLength: 64, description: 'the delivery id from the delivery log (its `webhook-id` header)' }),
+});
 
 const DeliveriesQuery = Type.Object({
   skip: Skip(),
@@ -201,6 +206,59 @@ of every attempt of the event. \`skip\`/\`limit\` page them (at most 1,000).`,
       const page = { skip: request.query.skip ?? 0, limit: request.query.limit ?? 100 };
       const r = await listDeliveries(db, request.principal.accountId, request.params.id, page);
       return ok(r.records, null, r.total);
+    },
+  );
+
+  app.post<{ Params: Static<typeof DeliveryParams> }>(
+    '/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      schema: {
+        ...gatewayDoc({
+          operationId: 'retryWebhookDelivery',
+          tags,
+          summary: 'Send a FAILED delivery again',
+          description: `Puts a \`FAILED\` delivery of the webhook back in line: it is due at once, with the same \`webhook-id\` and body, and
+its retry schedule starts over (5 s, 30 s, 2 min, ... for 24 hours from now); \`attempts\` keeps counting every attempt. A 2xx
+answer from your endpoint makes it \`DELIVERED\`. Only a \`FAILED\` delivery can be sent again: one still pending, in flight or
+delivered answers 409. No body.`,
+          success: {
+            description: 'The delivery, now `PENDING` and due at once.',
+            object: {
+              id: '01a204da-7a1c-7c3e-9b11-5a0c2f9e7d41',
+              eventType: 'message.status',
+              status: 'PENDING',
+              attempts: 9,
+              lastHttpStatus: 503,
+              lastError: 'HTTP 503: Service Unavailable',
+              createdAt: '2026-11-22T20:02:48.102Z',
+              lastAttemptAt: '2026-11-23T20:02:51.004Z',
+              nextAttemptAt: '2026-11-24T09:15:02.417Z',
+              deliveredAt: null,
+            },
+            message: 'The delivery will be sent again.',
+          },
+          errors: {
+            400: { description: 'The webhook id is not a positive integer.', message: 'id: must be >= 1' },
+            404: {
+              description: 'No webhook with this id in the account, or no delivery with this id in its log.',
+              message: 'Delivery 01a204da-7a1c-7c3e-9b11-5a0c2f9e7d41 of webhook 4 was not found.',
+            },
+            409: {
+              description: 'The delivery is not FAILED (still pending, in flight, or delivered): nothing was changed.',
+              message: 'Delivery 01a204da-7a1c-7c3e-9b11-5a0c2f9e7d41 is DELIVERED: only a FAILED delivery can be sent again.',
+            },
+          },
+        }),
+        headers: ApiKeyHeader,
+        params: DeliveryParams,
+        response: { 200: Envelope(Delivery), ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { id, deliveryId } = request.params;
+      const delivery = await db.transaction().execute((tx) => resendDelivery(tx, request.principal.accountId, id, deliveryId));
+      core.events.deliverer.wake();
+      return ok(delivery, 'The delivery will be sent again.');
     },
   );
 }

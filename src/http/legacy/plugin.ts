@@ -14,6 +14,7 @@ import { creditRoutes } from './credit-routes.ts';
 import { contactRoutes } from './contact-routes.ts';
 import { ruleRoutes } from './rule-routes.ts';
 import { reportRoutes } from './report-routes.ts';
+import type { PanelSessions } from '../panel/sessions.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -33,6 +34,8 @@ export interface LegacyOptions {
   reportWindowMs?: number;
   /** Time source of the report window (tests move it). */
   clock?: Clock;
+  /** The browser panel's sessions: without an auth-key, an account user's session cookie is the credential (docs/panel.md). */
+  sessions?: PanelSessions;
 }
 
 const METHODS: HTTPMethods[] = ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'];
@@ -105,10 +108,14 @@ export async function legacyPlugin(app: FastifyInstance, opts: LegacyOptions) {
   app.addHook('onRequest', async (request, reply) => {
     if (request.is404 || request.routeOptions.config.methodNotAllowed) return;
     const header = request.headers['auth-key'];
+    const key = Array.isArray(header) ? header[0] : header;
     try {
-      request.principal = await core.auth.authenticate(Array.isArray(header) ? header[0] : header, request.ip);
+      // Without a key, an account user's panel session; a key, when given, wins.
+      const fromSession = key === undefined && opts.sessions ? await opts.sessions.accountPrincipal(request) : null;
+      request.principal = fromSession ?? (await core.auth.authenticate(key, request.ip));
     } catch (err) {
       if (err instanceof DomainError && err.code === 'UNAUTHORIZED') return reply.status(401).send();
+      if (err instanceof DomainError && err.code === 'FORBIDDEN') return reply.status(403).send(failure(err.message));
       throw err;
     }
     const wait = await limited(request);

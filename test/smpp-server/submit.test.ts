@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, describe, test } from 'node:test';
+import { concatUdh } from '../../src/carriers/smpp/udh.ts';
+import { encodeGsm, encodeUcs2 } from '../../src/carriers/smpp/encoding.ts';
+import { bodyText, bound, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
+
+const RECEIVER = '5511999990100';
+
+/** The account's messages as the sent report shows them (newest first). */
+async function sent(g: SmppGateway) {
+  const res = await g.gw.call(g.customer.key, 'GET', '/reports/messages/sent?limit=1000');
+  return res.body.object as { id: string; receiver: string; content: string; status: string; requestId: string }[];
+}
+
+async function balance(g: SmppGateway): Promise<number> {
+  const res = await g.gw.call(g.customer.key, 'GET', '/balance');
+  return res.body.object.balance as number;
+}
+
+describe('submit_sm', () => {
+  let g: SmppGateway;
+  before(async () => {
+    g = await smppGateway();
+  });
+  afterEach(() => g.closeClients());
+  after(async () => {
+    await g.close();
+  });
+
+  test('a GSM text is accepted, charged one credit, answered with the message id, and its receipt arrives as deliver_sm', async () => {
+    const client = await bound(g);
+    const before = await balance(g);
+    const resp = await client.submit({
+      destination_addr: RECEIVER,
+      registered_delivery: 1,
+      data_coding: 0,
+      short_message: encodeGsm('Hello {world} €5') as Buffer,
+    });
+    assert.equal(resp.command_status, 0);
+    const id = resp.message_id as string;
+    assert.match(id, /^[0-9a-f-]{36}$/);
+    const messages = await sent(g);
+    const message = messages.find((m) => m.id === id);
+    assert.ok(message, 'the message is in the sent report under the id submit_sm_resp gave');
+    assert.equal(message.content, 'Hello {world} €5');
+    assert.equal(message.receiver, RECEIVER);
+    assert.equal(Math.round((before - (await balance(g))) * 100), 10, 'one credit at the route price (0.10)');
+    await waitFor(() => client.delivered.length > 0, 'the receipt');
+    const receipt = client.delivered[0];
+    assert.ok(receipt);
+    assert.equal(receipt.esm_class, 0x04);
+    assert.equal(receipt.receipted_message_id, id);
+    assert.equal(receipt.message_state, 2);
+    assert.equal(receipt.source_addr, RECEIVER);
+    assert.equal(receipt.destination_addr, 'ACME');
+    assert.match(
+      bodyText(receipt),
+      new RegExp(`^id:${id} sub:001 dlvrd:001 submit date:\\d{10} done date:\\d{10} stat:DELIVRD err:000 text:Hello \\{world\\} \\?5$`),
+    );
+    const view = await g.gw.admin('GET', `/admin/messages/${id}`);
+    assert.equal(view.body.source, 'smpp', "the operator's view of the message says where it came from");
+    client.close();
+  });
+
+  test('no receipt when registered_delivery does not ask for one; registered_delivery 2 sends failures only', async () => {
+    const client = await bound(g);
+    const quiet = await client.submit({ destination_addr: '5511999990101', registered_delivery: 0, short_message: Buffer.from('no receipt') });
+    const delivered = await client.submit({ destination_addr: '5511999990102', registered_delivery: 2, short_message: Buffer.from('ok one') });
+    const failed = await client.submit({ destination_addr: '5511999990001', registered_delivery: 2, short_message: Buffer.from('fails') });
+    await waitFor(() => client.delivered.length > 0, 'the failure receipt');
+    await g.gw.eventually(
+      () => sent(g),
+      (rows) => [quiet, delivered].every((r) => rows.find((m) => m.id === r.message_id)?.status === 'DELIVERED'),
+      'both delivered',
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(
+      client.delivered.map((p) => p.receipted_message_id),
+      [failed.message_id],
+    );
+    assert.match(bodyText(client.delivered[0] as never), /stat:UNDELIV err:001/);
+    assert.equal(client.delivered[0]?.message_state, 5);
+    client.close();
+  });
+
+  test('Latin-1 and UCS-2 texts', async () => {
+    const client = await bound(g, 'transmitter');
+    const latin = await client.submit({ destination_addr: '5511999990103', data_coding: 3, short_message: Buffer.from('Olá, ação à vista', 'latin1') });
+    const ucs2 = await client.submit({ destination_addr: '5511999990104', data_coding: 8, short_message: encodeUcs2('Привет 😀') });
+    const rows = await sent(g);
+    assert.equal(rows.find((m) => m.id === latin.message_id)?.content, 'Olá, ação à vista');
+    assert.equal(rows.find((m) => m.id === ucs2.message_id)?.content, 'Привет 😀');
+    client.close();
+  });
+
+  for (const [coding, encode, unit] of [
+    [0, (t: string) => encodeGsm(t) as Buffer, 'GSM'],
+    [3, (t: string) => Buffer.from(t, 'latin1'), 'Latin-1'],
+    [8, (t: string) => encodeUcs2(t), 'UCS-2'],
+  ] as const) {
+    test(`a long ${unit} text in message_payload is one message charged by the 160/153 rule`, async () => {
+      const client = await bound(g);
+      const text = `${'Long text in one payload. '.repeat(13)}end`; // 341 characters: 3 credits
+      const before = await balance(g);
+      const resp = await client.submit({ destination_addr: '5511999990105', data_coding: coding, message_payload: encode(text) });
+      assert.equal(resp.command_status, 0);
+      const row = (await sent(g)).find((m) => m.id === resp.message_id);
+      assert.equal(row?.content, text);
+      assert.equal(Math.round((before - (await balance(g))) * 100), 30);
+      client.close();
+    });
+
+    for (const wide of [false, true]) {
+      test(`a long ${unit} text in parts with a ${wide ? 16 : 8}-bit reference is re-assembled into one message`, async () => {
+        const client = await bound(g);
+        const text = `${'Parts of a long text, '.repeat(10)}fim`; // 223 characters: 2 credits
+        const bytes = encode(text);
+        const step = coding === 8 ? 134 : 153;
+        const chunks: Buffer[] = [];
+        for (let i = 0; i < bytes.length; i += step) chunks.push(bytes.subarray(i, i + step));
+        const reference = wide ? 0x1234 : 0x42;
+        const udh = (seq: number) =>
+          wide ? Buffer.from([0x06, 0x08, 0x04, reference >> 8, reference & 0xff, chunks.length, seq]) : concatUdh(reference, chunks.length, seq);
+        const before = await balance(g);
+        const ids: string[] = [];
+        for (const [i, chunk] of chunks.entries()) {
+          const resp = await client.submit({
+            destination_addr: '5511999990106',
+            esm_class: 0x40,
+            data_coding: coding,
+            registered_delivery: 1,
+            short_message: Buffer.concat([udh(i + 1), chunk]),
+          });
+          assert.equal(resp.command_status, 0);
+          ids.push(resp.message_id as string);
+        }
+        assert.equal(new Set(ids).size, 1, 'every part answered with the id of the whole message');
+        const row = (await sent(g)).find((m) => m.id === ids[0]);
+        assert.equal(row?.content, text);
+        assert.equal(Math.round((before - (await balance(g))) * 100), 20);
+        await waitFor(() => client.delivered.some((p) => p.receipted_message_id === ids[0]), 'one receipt for the whole text');
+        client.close();
+      });
+    }
+  }
+});
