@@ -43,6 +43,9 @@ export interface Core extends Base {
   close(): Promise<void>;
 }
 
+/** Most messages one accept transaction writes (one request of more is written alone). */
+const ACCEPT_BATCH_ROWS = 2000;
+
 export interface CoreOptions extends BaseOptions {
   /** Start the dispatcher loop and carriers (default unless GATEWAY_ROLE=api); false: a process that serves HTTP and sends nothing. */
   dispatch?: boolean;
@@ -53,7 +56,11 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
   const { db, carriers } = base;
 
   const metrics = createMetrics({ db, carriers, log });
-  const accepter = new GroupCommitter<AcceptInput, AcceptResult | AcceptRefusal>((items) => db.run(acceptJob, items));
+  // Accept batches of at most ACCEPT_BATCH_ROWS messages, so that claims and carrier answers interleave with a bulk load (docs/performance.md).
+  const accepter = new GroupCommitter<AcceptInput, AcceptResult | AcceptRefusal>((items) => db.run(acceptJob, items), 500, 2, {
+    of: (input) => input.items.length,
+    max: ACCEPT_BATCH_ROWS,
+  });
   // Outcomes must be written in the order they came (a submit result before its
   // receipt, which looks up the carrier id the result records). SQLite runs one
   // transaction after the other, so a batch may be written while the previous

@@ -26,6 +26,14 @@ export class GroupCommitter<In, Out> {
     private readonly write: (items: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
     private readonly maxInFlight = 2,
+    /**
+     * The rows an item writes, and the most a batch may write (at least one
+     * item always goes): a batch of send requests of thousands of receivers
+     * each would hold the database (on SQLite, its one thread) for long
+     * enough that the dispatcher's claims and answers wait behind it, and
+     * nothing is sent while a bulk load is accepted.
+     */
+    private readonly size: { of: (item: In) => number; max: number } | null = null,
   ) {}
 
   submit(item: In): Promise<Out> {
@@ -49,13 +57,25 @@ export class GroupCommitter<In, Out> {
 
   private pump(): void {
     while (this.pending.length > 0 && this.inFlight < this.maxInFlight) {
-      const batch = this.pending.splice(0, this.maxBatch);
+      const batch = this.pending.splice(0, this.batchLength());
       this.inFlight++;
       void this.run(batch).finally(() => {
         this.inFlight--;
         this.pump();
       });
     }
+  }
+
+  /** How many pending items the next batch takes: maxBatch, fewer when they write more than size.max rows. */
+  private batchLength(): number {
+    const end = Math.min(this.maxBatch, this.pending.length);
+    if (!this.size) return end;
+    let rows = 0;
+    for (let i = 0; i < end; i++) {
+      rows += this.size.of((this.pending[i] as Pending<In, Out>).item);
+      if (rows > this.size.max) return Math.max(1, i);
+    }
+    return end;
   }
 
   private async run(batch: Pending<In, Out>[]): Promise<void> {
