@@ -167,7 +167,7 @@ every matching row; \`skip\`/\`limit\` (at most 1,000) page them. Times not reac
     },
   );
 
-  // Spec paths start with /api; the published integrations call them without it (docs/decisions.md).
+  // The interface documents these paths under /api; the published integrations call them without it (docs/decisions.md).
   for (const prefix of ['/api', '']) {
     app.get<{ Querystring: Static<typeof RequestsQuery> }>(
       `${prefix}/reports/messages/requests`,
