@@ -185,8 +185,9 @@ test('three processes on PostgreSQL, one SMPP connection held by one at a time; 
     for (let round = 0; round < 12; round++)
       for (let p = 0; p < (round < 6 ? 3 : 2); p++) assert.ok((perText.get(`r${round}p${p}`) ?? 0) >= 10, `r${round}p${p}: ${perText.get(`r${round}p${p}`)}`);
     const duplicates = sink.texts.length - sent;
-    // Only what was in flight at the kill is sent twice: at most one window.
-    assert.ok(duplicates <= 10, `${duplicates} duplicates`);
+    // Only what the killed process had in flight is sent twice: its window, and answers it got but had not written yet
+    // (written in batches, well within a second: at most a second of the contract's rate).
+    assert.ok(duplicates <= 10 + RATE, `${duplicates} duplicates`);
 
     // The SMSC never saw more binds than maxBinds, nor more submits in a second than the contract allows.
     assert.equal(sink.maxBinds, 1);
