@@ -12,7 +12,8 @@ import type { Logger } from 'pino';
 import type { Database, RouteRow } from '../db/tables.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
 import type { StoredReply } from '../messaging/replies.ts';
-import smpp, { pduString, statusText, writeTogether, type Pdu, type PduParams, type Session } from '../carriers/smpp/smpp-lib.ts';
+import { fastSession } from '../carriers/smpp/fast-session.ts';
+import smpp, { pduString, statusText, type Pdu, type PduParams, type Session } from '../carriers/smpp/smpp-lib.ts';
 import { SubmitRate } from '../carriers/smpp/submit-rate.ts';
 import { checkBind, ipAllowed, usableCredentials, type CredentialRow } from './credentials.ts';
 import { Deliverer, type Receiver } from './deliveries.ts';
@@ -201,7 +202,7 @@ export class SmppServer {
   }
 
   private onSession(raw: Session): void {
-    const session = writeTogether(raw);
+    const session = fastSession(raw);
     session.socket.setNoDelay(true);
     const bind: Bind = {
       session,

@@ -8,7 +8,8 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import smpp, { Status, statusText, writeTogether, type Pdu, type PduParams, type Session, type SmppLogger } from './smpp-lib.ts';
+import { fastSession } from './fast-session.ts';
+import smpp, { Status, statusText, type Pdu, type PduParams, type Session, type SmppLogger } from './smpp-lib.ts';
 
 export type BindType = 'transceiver' | 'transmitter' | 'receiver';
 
@@ -128,7 +129,7 @@ export class SmppBind {
     const { host, port, tlsOptions } = this.config;
     const socket = this.config.tls ? tls.connect({ host, port, ...(net.isIP(host) ? {} : { servername: host }), ...tlsOptions }) : net.connect({ host, port });
     socket.setNoDelay(true);
-    const session = writeTogether(new smpp.Session({ socket }));
+    const session = fastSession(new smpp.Session({ socket }));
     this.session = session;
     this.state = 'connecting';
     this.closeReason = '';

@@ -24,7 +24,9 @@ declare module 'smpp' {
     }
 
     class PDU implements Pdu {
-      constructor(command: string, options?: PduParams);
+      constructor(command: string | Buffer, options?: PduParams);
+      /** The longest PDU read (command_length); longer ones are refused with an error. */
+      static maxLength: number;
       command: string;
       command_id: number;
       command_status: number;
