@@ -87,7 +87,9 @@ test('sending: requests get the next sequence numbers, answers reach their callb
   await until(() => Buffer.concat(chunks).length >= 3 * 16, 'the three deliver_sm');
   await new Promise((resolve) => setTimeout(resolve, 20));
   const written = Buffer.concat(chunks);
-  const expected = Buffer.concat([1, 2, 3].map((n) => new smpp.PDU('deliver_sm', { sequence_number: n, source_addr: '5511987650000', short_message: Buffer.from('hi') }).toBuffer()));
+  const expected = Buffer.concat(
+    [1, 2, 3].map((n) => new smpp.PDU('deliver_sm', { sequence_number: n, source_addr: '5511987650000', short_message: Buffer.from('hi') }).toBuffer()),
+  );
   assert.deepEqual(written, expected);
   // The peer answers out of order; each answer reaches its own callback once.
   for (const n of [2, 3, 1, 2]) peer.write(new smpp.PDU('deliver_sm_resp', { sequence_number: n, message_id: `m${n}` }).toBuffer());
