@@ -14,7 +14,8 @@ export type Outcome =
   | { kind: 'result'; connector: string; messageId: string; result: SubmitResult; attempts: number }
   | { kind: 'receipt'; connector: string; receipt: Receipt };
 
-type Accepted = { connector: string; messageId: string; carrierIds: string[] };
+/** `receipt`: its final receipt came in the same batch (see writeOutcomes): written with the answer, in one step. */
+type Accepted = { connector: string; messageId: string; carrierIds: string[]; receipt?: Receipt };
 type Refused = { messageId: string; result: Exclude<SubmitResult, { ok: true }>; attempts: number };
 type Known = { messageId: string; status: MessageStatus; details: string; at: number };
 
@@ -106,12 +107,14 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   const now = Date.now();
   const accepted: Accepted[] = [];
   const refused: Refused[] = [];
-  const receipts: { connector: string; receipt: Receipt }[] = [];
+  let receipts: { connector: string; receipt: Receipt }[] = [];
   for (const o of outcomes) {
     if (o.kind === 'receipt') receipts.push(o);
     else if (o.result.ok) accepted.push({ connector: o.connector, messageId: o.messageId, carrierIds: o.result.carrierIds });
     else refused.push({ messageId: o.messageId, result: o.result, attempts: o.attempts });
   }
+  if (accepted.length && receipts.length)
+    receipts = withTheirAnswers(accepted, receipts, (await runRaw(tx, 'select 1 from pending_receipts limit 1', [])).length > 0);
   for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, dialect, accepted.slice(i, i + CHUNK), now);
   for (const r of refused) await writeRefused(tx, r, now);
   for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
@@ -126,24 +129,65 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   return packed.map(() => undefined);
 }
 
+/**
+ * A carrier that answers receipts at once (most SMSCs for most messages)
+ * sends one within milliseconds of the submit answer, so both often meet in
+ * one batch. A final receipt meeting the answer of a one-part message is
+ * then written with it: one UPDATE of the message to its final state
+ * instead of SENT then a lookup of its carrier id and a second UPDATE (the
+ * status log still shows SENT, then the final state). Not when receipts
+ * that overtook their answers are waiting (pending_receipts): those must be
+ * applied first, in the order they came. Returns the receipts left to
+ * write the usual way.
+ */
+function withTheirAnswers(accepted: Accepted[], receipts: { connector: string; receipt: Receipt }[], overtaken: boolean) {
+  if (overtaken) return receipts;
+  const key = (connector: string, carrierId: string) => `${connector}\u0000${carrierId}`;
+  const count = new Map<string, number>();
+  for (const r of receipts) count.set(key(r.connector, r.receipt.carrierId), (count.get(key(r.connector, r.receipt.carrierId)) ?? 0) + 1);
+  const answered = new Map<string, Accepted>();
+  for (const a of accepted) if (a.carrierIds.length === 1) answered.set(key(a.connector, a.carrierIds[0] as string), a);
+  return receipts.filter((r) => {
+    const k = key(r.connector, r.receipt.carrierId);
+    const answer = answered.get(k);
+    if (!answer || count.get(k) !== 1 || r.receipt.status === 'SENT') return true;
+    answer.receipt = r.receipt;
+    return false;
+  });
+}
+
 async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items: Accepted[], now: number) {
   const p = (k: number) => param(dialect, k);
   const updated = await runRaw<{ id: string; account_id: number }>(
     tx,
-    `update messages set status = 'SENT', carrier_id = v.column2, sent_at = ${p(1)}, status_at = ${p(2)}, status_details = null, lease_owner = null
-    from (values ${rowsText(dialect, items.length, 2, 2)}) as v
+    `update messages set status = v.column3, carrier_id = v.column2, sent_at = ${p(1)}, status_at = v.column5, status_details = v.column4, lease_owner = null
+    from (values ${rowsText(dialect, items.length, 5, 1, [null, null, null, null, 'bigint'])}) as v
     where messages.id = v.column1 and messages.status = 'SENDING'
     returning messages.id, messages.account_id`,
-    [now, now, ...items.flatMap((a) => [a.messageId, a.carrierIds[0] ?? null])],
+    [
+      now,
+      ...items.flatMap((a) =>
+        a.receipt
+          ? [a.messageId, a.carrierIds[0] ?? null, a.receipt.status, a.receipt.details, a.receipt.at.getTime()]
+          : [a.messageId, a.carrierIds[0] ?? null, 'SENT', null, now],
+      ),
+    ],
   );
   if (updated.length === 0) return;
   const written = new Set(updated.map((r) => r.id));
   const sent = items.filter((a) => written.has(a.messageId));
-  await logStatuses(
-    tx,
-    updated.map((r) => ({ account_id: Number(r.account_id), message_id: r.id, status: 'SENT', details: null, at: now })),
-  );
-
+  const accountOf = new Map(updated.map((r) => [r.id, Number(r.account_id)]));
+  const finals = sent.flatMap((a) => (a.receipt ? [{ a, receipt: a.receipt }] : []));
+  await logStatuses(tx, [
+    ...updated.map((r) => ({ account_id: Number(r.account_id), message_id: r.id, status: 'SENT' as const, details: null, at: now })),
+    ...finals.map(({ a, receipt }) => ({
+      account_id: accountOf.get(a.messageId) as number,
+      message_id: a.messageId,
+      status: receipt.status,
+      details: receipt.details,
+      at: receipt.at.getTime(),
+    })),
+  ]);
   // One row per (connector, carrier id): a carrier repeating an id points it at the latest message.
   const links = new Map<string, { connector: string; carrier_id: string; message_id: string }>();
   for (const a of sent)
