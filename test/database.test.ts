@@ -174,7 +174,7 @@ describe(`database layer (${DIALECT})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-thread-'));
     const path = join(dir, 'gateway.sqlite');
     const deaths: Error[] = [];
-    const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: 1000 }, null, new Checkpointer(path, 1000), (err) => deaths.push(err));
+    const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: 1000, syncJobs: false }, null, new Checkpointer(path, 1000), (err) => deaths.push(err));
     try {
       await driver.init();
       const connection = await driver.acquireConnection();

@@ -87,7 +87,7 @@ function openSqlite(options: DbOptions): Db {
   keepPrivate(path);
   const durable = (options.sqliteSynchronous ?? 'FULL') === 'FULL';
   const driver = new ThreadedSqliteDriver(
-    { path, autocheckpointPages: AUTOCHECKPOINT_PAGES },
+    { path, autocheckpointPages: AUTOCHECKPOINT_PAGES, syncJobs: durable },
     durable ? new WalSync(`${path}-wal`) : null,
     new Checkpointer(path, CHECKPOINT_EVERY_MS),
     options.onSqliteDeath,

@@ -22,6 +22,12 @@ import type { WalSync } from './wal-sync.ts';
 export interface SqliteThreadOptions {
   path: string;
   autocheckpointPages: number;
+  /**
+   * Jobs' commits are made durable on the thread itself: an fsync of the
+   * WAL right after the commit, before the answer (FULL durability). The
+   * event loop's queries and transactions still wait for WalSync.
+   */
+  syncJobs: boolean;
 }
 
 interface PlainError {
@@ -33,7 +39,8 @@ interface PlainError {
 
 type Call = { op: 'query'; sql: string; params: unknown[] } | { op: 'job'; module: string; name: string; arg: unknown };
 export type Request = Call & { id: number };
-export type Reply = { id: number; written: boolean; inTransaction: boolean } & ({ ok: true; result: unknown } | { ok: false; error: PlainError });
+/** `synced`: the thread already fsynced the WAL after this reply's commit (jobs, with syncJobs). */
+export type Reply = { id: number; written: boolean; inTransaction: boolean; synced?: boolean } & ({ ok: true; result: unknown } | { ok: false; error: PlainError });
 
 interface QueryAnswer {
   rows: unknown[];
@@ -243,7 +250,7 @@ export class ThreadedSqliteDriver implements Driver {
    */
   async run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<Result[]> {
     const reply = await this.thread.call({ op: 'job', module: job.module, name: job.name, arg: items });
-    if (reply.written) await this.wal?.sync();
+    if (reply.written && !reply.synced) await this.wal?.sync();
     if (!reply.ok) throw toError(reply.error);
     return reply.result as Result[];
   }

@@ -1,3 +1,4 @@
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { DatabaseConnection, Kysely } from 'kysely';
@@ -19,8 +20,9 @@ if (!port) throw new Error('sqlite-worker.ts runs as a worker thread');
 function open(path: string): SQLite.Database {
   const db = new SQLite(path);
   db.pragma('journal_mode = WAL');
-  // Commits never fsync here: with FULL, the event loop thread waits for an
-  // fsync of the WAL on libuv's thread pool after the commit (WalSync).
+  // Commits never fsync by themselves: with FULL, a job group's commit is
+  // followed by an fsync of the WAL here (syncWal), and the event loop's own
+  // queries wait for one on libuv's thread pool (WalSync).
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
@@ -190,8 +192,46 @@ async function runJobs(group: JobRequest[]): Promise<Reply[]> {
     const error = plainError(err);
     return group.map((r) => ({ id: r.id, ok: false, error, written, inTransaction: file.inTransaction }));
   }
-  return group.map((r, i) => ({ id: r.id, ...(outcomes[i] as (typeof outcomes)[number]), written, inTransaction: file.inTransaction }));
+  // Durable before anyone hears of it: the answers leave after the fsync.
+  if (written && options.syncJobs) {
+    try {
+      syncWal();
+    } catch (err) {
+      const error = plainError(err);
+      return group.map((r) => ({ id: r.id, ok: false, error, written, inTransaction: file.inTransaction }));
+    }
+  }
+  const synced = written && options.syncJobs;
+  return group.map((r, i) => ({ id: r.id, ...(outcomes[i] as (typeof outcomes)[number]), written, synced, inTransaction: file.inTransaction }));
 }
+
+/**
+ * An fsync of the WAL on this thread, right after a job group's commit.
+ * Jobs are the hot path (accepts, claims, carrier answers, receipts): done
+ * on the event loop thread's side instead (WalSync), each commit's answer
+ * crossed to it, then to libuv's thread pool and back before it was
+ * durable, every crossing waiting for a busy event loop: about 3 ms of an
+ * accept's 8 in a single-receiver load, where the fsync itself takes a
+ * fraction of a millisecond. SQLite with synchronous=FULL does the same
+ * inside its commit; here the statements of the next group wait for it
+ * too, and groups are large under load.
+ */
+let walFd: number | null = null;
+function syncWal(): void {
+  walFd ??= openSync(`${options.path}-wal`, 'r');
+  try {
+    fdatasyncSync(walFd);
+  } catch (err) {
+    // Opened again next time (a WAL replaced under us, a transient error).
+    const fd = walFd;
+    walFd = null;
+    try {
+      closeSync(fd);
+    } catch {}
+    throw err;
+  }
+}
+
 
 function send(reply: Reply): void {
   // Every request gets an answer, even one whose result cannot be copied to the other thread.
