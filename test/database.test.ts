@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/common/errors.ts';
 import { acceptJob, refusalError, type AcceptRefusal } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
-import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * The database layer itself, on whichever database the suite runs on. On
@@ -23,11 +23,7 @@ let fresh: TestDatabase;
 let db: Db;
 before(async () => {
   fresh = await freshDatabase();
-  db = await openDatabase({
-    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
-    databaseUrl: fresh.env.DATABASE_URL,
-    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
-  });
+  db = await openTestStore(fresh);
 });
 after(async () => {
   await db.close();
@@ -174,7 +170,9 @@ describe(`database layer (${DIALECT})`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'gw-thread-'));
     const path = join(dir, 'gateway.sqlite');
     const deaths: Error[] = [];
-    const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: 1000, syncJobs: false }, null, new Checkpointer(path, 1000), (err) => deaths.push(err));
+    const driver = new ThreadedSqliteDriver({ path, autocheckpointPages: 1000, syncJobs: false }, null, new Checkpointer(path, 1000), (err) =>
+      deaths.push(err),
+    );
     try {
       await driver.init();
       const connection = await driver.acquireConnection();

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { openDatabase, type Db } from '../src/db/database.ts';
+import type { Db } from '../src/db/database.ts';
 import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, startGateway, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, openTestStore, startGateway, type TestDatabase } from './helpers.ts';
 
 /**
  * Handoff (src/messaging/accept.ts, Dispatcher.reserve): an accept writes
@@ -20,11 +20,7 @@ let route: RouteRow;
 let phone = 5511930000000;
 before(async () => {
   fresh = await freshDatabase();
-  db = await openDatabase({
-    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
-    databaseUrl: fresh.env.DATABASE_URL,
-    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
-  });
+  db = await openTestStore(fresh);
   const account = await db.kysely
     .insertInto('accounts')
     .values({ name: 'Handoff', role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })

@@ -7,6 +7,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createCore, type Core, type CoreOptions } from '../src/core.ts';
 import { buildApp } from '../src/app.ts';
+import { openDatabase, type Db } from '../src/db/database.ts';
 
 /** The database every test file runs against: SQLite, or PostgreSQL when TEST_DATABASE_URL is set. */
 export const DIALECT = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -43,6 +44,15 @@ export async function freshDatabase(): Promise<TestDatabase> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The store of a fresh database (freshDatabase), opened as the gateway opens it, for tests below the HTTP layer. */
+export function openTestStore(fresh: TestDatabase): Promise<Db> {
+  return openDatabase({
+    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
+    databaseUrl: fresh.env.DATABASE_URL,
+    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
+  });
 }
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';

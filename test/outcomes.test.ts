@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDatabase, type Db } from '../src/db/database.ts';
+import type { Db } from '../src/db/database.ts';
 import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * Outcomes written in one batch (src/messaging/outcomes.ts): a submit answer
@@ -25,11 +25,7 @@ const CONNECTOR = 'outcomes-test';
 
 before(async () => {
   fresh = await freshDatabase();
-  db = await openDatabase({
-    dataDir: fresh.env.GATEWAY_DATA_DIR ?? '',
-    databaseUrl: fresh.env.DATABASE_URL,
-    ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
-  });
+  db = await openTestStore(fresh);
   const account = await db.kysely
     .insertInto('accounts')
     .values({ name: 'Outcomes', role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { certainlyValidBrazilian, normalizeBrazilian, normalizeInternational } from '../src/common/phone.ts';
+import { seededRandom } from './seeded-random.ts';
 
 /**
  * The Brazilian fast path may only ever agree with libphonenumber: checked
@@ -10,19 +11,7 @@ import { certainlyValidBrazilian, normalizeBrazilian, normalizeInternational } f
  * leading digit), the rest near misses and random digits.
  */
 
-/** A small seeded generator (mulberry32): the same sample on every run. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = generator(20240611);
+const random = seededRandom(20240611);
 const digit = () => String(Math.floor(random() * 10));
 const digits = (n: number) => Array.from({ length: n }, digit).join('');
 

@@ -2,23 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it, mock } from 'node:test';
 import { decodePdu, encodePdu } from '../../src/carriers/smpp/fast-pdu.ts';
 import smpp, { type Pdu } from '../../src/carriers/smpp/smpp-lib.ts';
+import { seededRandom } from '../seeded-random.ts';
 
 // Every case is compared with the package itself: same objects from the same bytes, same bytes from the same objects.
 
 type Options = Record<string, unknown>;
 type Rng = () => number;
 
-/** mulberry32: a small seeded generator, so a failure can be replayed. */
-function rng(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const rng = (seed: number): Rng => seededRandom(seed);
 const int = (r: Rng, n: number): number => Math.floor(r() * n);
 const pick = <T>(r: Rng, items: readonly T[]): T => items[int(r, items.length)] as T;
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
