@@ -40,7 +40,10 @@ interface PlainError {
 type Call = { op: 'query'; sql: string; params: unknown[] } | { op: 'job'; module: string; name: string; arg: unknown };
 export type Request = Call & { id: number };
 /** `synced`: the thread already fsynced the WAL after this reply's commit (jobs, with syncJobs). */
-export type Reply = { id: number; written: boolean; inTransaction: boolean; synced?: boolean } & ({ ok: true; result: unknown } | { ok: false; error: PlainError });
+export type Reply = { id: number; written: boolean; inTransaction: boolean; synced?: boolean } & (
+  | { ok: true; result: unknown }
+  | { ok: false; error: PlainError }
+);
 
 interface QueryAnswer {
   rows: unknown[];

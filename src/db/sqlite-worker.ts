@@ -232,7 +232,6 @@ function syncWal(): void {
   }
 }
 
-
 function send(reply: Reply): void {
   // Every request gets an answer, even one whose result cannot be copied to the other thread.
   try {
