@@ -5,7 +5,7 @@ import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Hand
 import { claimJob } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, openTestStore, startGateway, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, startGateway, type TestDatabase } from './helpers.ts';
 
 /**
  * Handoff (src/messaging/accept.ts, Dispatcher.reserve): an accept writes
@@ -21,12 +21,7 @@ let phone = 5511930000000;
 before(async () => {
   fresh = await freshDatabase();
   db = await openTestStore(fresh);
-  const account = await db.kysely
-    .insertInto('accounts')
-    .values({ name: 'Handoff', role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  accountId = Number(account.id);
+  accountId = await insertTestAccount(db, 'Handoff');
 });
 after(async () => {
   await db.close();
@@ -39,21 +34,7 @@ const receivers = (n: number) => Array.from({ length: n }, () => String(phone++)
 
 /** A route on a connector of its own, so that each test starts from an empty outbox. */
 async function newRoute(): Promise<RouteRow> {
-  const connector = `c${phone++}`;
-  return db.kysely
-    .insertInto('routes')
-    .values({
-      display_name: connector,
-      product_name: 'SMS',
-      product_id: 1,
-      fare_price: 1000,
-      reply_fare_price: 0,
-      channel: 'SMS',
-      connector,
-      created_at: Date.now(),
-    } as never)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return insertTestRoute(db, `c${phone++}`);
 }
 
 function request(to: string[], handoff?: Handoff, scheduleAt: number | null = null): AcceptInput {

@@ -8,6 +8,7 @@ import { loadConfig, type Config } from '../src/config.ts';
 import { createCore, type Core, type CoreOptions } from '../src/core.ts';
 import { buildApp } from '../src/app.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
+import type { RouteRow } from '../src/db/tables.ts';
 
 /** The database every test file runs against: SQLite, or PostgreSQL when TEST_DATABASE_URL is set. */
 export const DIALECT = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -53,6 +54,34 @@ export function openTestStore(fresh: TestDatabase): Promise<Db> {
     databaseUrl: fresh.env.DATABASE_URL,
     ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
   });
+}
+
+/** A customer account with a large balance, written straight to the store: its id. */
+export async function insertTestAccount(db: Db, name: string): Promise<number> {
+  const account = await db.kysely
+    .insertInto('accounts')
+    .values({ name, role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return Number(account.id);
+}
+
+/** An SMS route on `connector`, written straight to the store. */
+export function insertTestRoute(db: Db, connector: string): Promise<RouteRow> {
+  return db.kysely
+    .insertInto('routes')
+    .values({
+      display_name: connector,
+      product_name: 'SMS',
+      product_id: 1,
+      fare_price: 1000,
+      reply_fare_price: 0,
+      channel: 'SMS',
+      connector,
+      created_at: Date.now(),
+    } as never)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';

@@ -5,7 +5,7 @@ import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, openTestStore, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * Outcomes written in one batch (src/messaging/outcomes.ts): a submit answer
@@ -26,32 +26,14 @@ const CONNECTOR = 'outcomes-test';
 before(async () => {
   fresh = await freshDatabase();
   db = await openTestStore(fresh);
-  const account = await db.kysely
-    .insertInto('accounts')
-    .values({ name: 'Outcomes', role: 'CUSTOMER', balance: 1_000_000_000, timezone: 'UTC', active: 1, created_at: Date.now() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  accountId = Number(account.id);
+  accountId = await insertTestAccount(db, 'Outcomes');
   // A status callback: status changes of the account are logged (status_log), as webhooks need them.
   await db.kysely
     .withTables<{ account_callbacks: { account_id: number; reply_url: string | null; status_url: string | null; updated_at: number } }>()
     .insertInto('account_callbacks')
     .values({ account_id: accountId, reply_url: null, status_url: 'https://example.com/status', updated_at: Date.now() })
     .execute();
-  route = await db.kysely
-    .insertInto('routes')
-    .values({
-      display_name: CONNECTOR,
-      product_name: 'SMS',
-      product_id: 1,
-      fare_price: 1000,
-      reply_fare_price: 0,
-      channel: 'SMS',
-      connector: CONNECTOR,
-      created_at: Date.now(),
-    } as never)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  route = await insertTestRoute(db, CONNECTOR);
 });
 after(async () => {
   await db.close();

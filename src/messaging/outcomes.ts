@@ -144,7 +144,10 @@ function withTheirAnswers(accepted: Accepted[], receipts: { connector: string; r
   if (overtaken) return receipts;
   const key = (connector: string, carrierId: string) => `${connector}\u0000${carrierId}`;
   const count = new Map<string, number>();
-  for (const r of receipts) count.set(key(r.connector, r.receipt.carrierId), (count.get(key(r.connector, r.receipt.carrierId)) ?? 0) + 1);
+  for (const r of receipts) {
+    const k = key(r.connector, r.receipt.carrierId);
+    count.set(k, (count.get(k) ?? 0) + 1);
+  }
   const answered = new Map<string, Accepted>();
   for (const a of accepted) if (a.carrierIds.length === 1) answered.set(key(a.connector, a.carrierIds[0] as string), a);
   return receipts.filter((r) => {
