@@ -215,3 +215,39 @@ test("a message another dispatcher holds leased holds back its receiver's later 
     await db.drop();
   }
 });
+
+test('a connection let go by its watchdog (renewals late: the event loop stalled) and taken again runs one dispatch loop, not two', async () => {
+  const carrier = new HoldingCarrier();
+  const gw = await startGateway({ CONNECTION_LEASE_MS: '1000', DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
+  try {
+    // Claims on the connection running at once: one loop never has two.
+    let running = 0;
+    let most = 0;
+    let claims = 0;
+    const run = gw.core.db.run.bind(gw.core.db);
+    gw.core.db.run = ((job, items) => {
+      if ((job as unknown) !== claimJob || (items as ClaimRequest[])[0]?.connector !== 'holding') return run(job, items);
+      running++;
+      claims++;
+      most = Math.max(most, running);
+      return run(job, items).finally(() => running--);
+    }) as typeof run;
+    await gw.eventually(
+      async () => claims,
+      (n) => n >= 5,
+      'the loop claiming',
+    );
+    // No renewal for longer than the lease: the watchdog lets the connection go, a later tick takes it again.
+    const until = Date.now() + 1200;
+    while (Date.now() < until);
+    const after = claims;
+    await gw.eventually(
+      async () => (gw.core.dispatcher.holds('holding') ? claims : 0),
+      (n) => n >= after + 200,
+      'claims again after the connection was taken again',
+    );
+    assert.equal(most, 1, 'one claim at a time');
+  } finally {
+    await gw.close();
+  }
+});

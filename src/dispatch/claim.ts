@@ -72,7 +72,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
   // may take fewer messages than it could.
   const due = await tx
     .selectFrom('messages')
-    .select(['id', 'receiver', 'schedule_at', 'due_at'])
+    .select(['id', 'account_id', 'receiver', 'schedule_at', 'due_at', 'moved'])
     .where('connector', '=', r.connector)
     // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
     .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
@@ -82,7 +82,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
     .limit(r.limit + held.size)
     .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
     .execute();
-  const ids: (Position & { receiver: string })[] = [];
+  const ids: Candidate[] = [];
   for (const m of due) {
     const first = firstWaiting.get(m.receiver);
     if (first && first.id !== m.id && !before(m, first)) continue;
@@ -110,35 +110,68 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
 }
 
 /**
- * The candidates' ids, less those behind a message of the same receiver
- * that failover moved to another connection and that is still waiting
- * there (src/routing/failover.ts): the receiver's later messages here wait
- * for it. Moved messages are few and the partial index messages_moved_idx
- * (migration 016) holds only them, so this costs one small lookup a claim.
+ * The candidates' ids, less those whose receiver has an earlier message on
+ * another connection that must go first (src/routing/failover.ts):
+ * - behind a message failover moved to another connection and still
+ *   waiting there: the receiver's later messages here wait for it;
+ * - a moved candidate behind any earlier message of its receiver still
+ *   waiting or in flight elsewhere (typically on the leg it came from, in
+ *   flight when its later messages moved, or not moved yet): it waits until
+ *   that one is answered, or moved after it.
+ * Both per account: another account's message never holds one back.
+ * Moved messages are few and the partial index messages_moved_idx (migration
+ * 016) holds only them, so this costs one small lookup a claim, and a
+ * second (by receiver) only when a candidate was moved.
  */
-async function notBehindMoved(tx: Transaction<Database>, connector: string, candidates: (Position & { receiver: string })[]): Promise<string[]> {
+async function notBehindMoved(tx: Transaction<Database>, connector: string, candidates: Candidate[]): Promise<string[]> {
   if (candidates.length === 0) return [];
   const receivers = [...new Set(candidates.map((c) => c.receiver))];
-  const moved = await tx
+  const movedElsewhere = await tx
     .selectFrom('messages')
-    .select(['receiver', 'schedule_at', 'id'])
+    .select(['account_id', 'receiver', 'schedule_at', 'id'])
     // Literal, so that the partial index serves it.
     .where(sql<boolean>`moved = 1 and status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
     .where('connector', '!=', connector)
     .where('receiver', 'in', receivers)
     .execute();
-  if (moved.length === 0) return candidates.map((c) => c.id);
-  const first = new Map<string, Position>();
-  for (const m of moved) {
-    const known = first.get(m.receiver);
-    if (!known || before(m, known)) first.set(m.receiver, m);
-  }
+  const movedReceivers = [...new Set(candidates.filter((c) => Number(c.moved) === 1).map((c) => c.receiver))];
+  const anyElsewhere =
+    movedReceivers.length === 0
+      ? []
+      : await tx
+          .selectFrom('messages')
+          .select(['account_id', 'receiver', 'schedule_at', 'id'])
+          .where('receiver', 'in', movedReceivers)
+          .where('connector', '!=', connector)
+          .where('status', 'in', ['QUEUED', 'SCHEDULED', 'SENDING'])
+          .execute();
+  if (movedElsewhere.length === 0 && anyElsewhere.length === 0) return candidates.map((c) => c.id);
+  const firstMoved = earliestByReceiver(movedElsewhere);
+  const firstAny = earliestByReceiver(anyElsewhere);
   return candidates
     .filter((c) => {
-      const m = first.get(c.receiver);
-      return !m || before(c, m);
+      const m = firstMoved.get(senderAndReceiver(c));
+      if (m && before(m, c)) return false;
+      const a = Number(c.moved) === 1 ? firstAny.get(senderAndReceiver(c)) : undefined;
+      return !a || before(c, a);
     })
     .map((c) => c.id);
+}
+
+type Candidate = Position & { account_id: number; receiver: string; moved: number };
+type Keyed = Position & { account_id: number; receiver: string };
+
+/** Order across connections is kept per account and receiver: another account's message never holds one back. */
+const senderAndReceiver = (m: Keyed) => `${Number(m.account_id)}\u0000${m.receiver}`;
+
+function earliestByReceiver(rows: Keyed[]): Map<string, Position> {
+  const first = new Map<string, Position>();
+  for (const r of rows) {
+    const k = senderAndReceiver(r);
+    const known = first.get(k);
+    if (!known || before(r, known)) first.set(k, r);
+  }
+  return first;
 }
 
 /** Leases a dispatcher extends: its messages a carrier still keeps (see Dispatcher.renew). */

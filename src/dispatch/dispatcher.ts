@@ -60,8 +60,11 @@ export class Dispatcher {
   readonly owner = randomUUID();
   private running = false;
   private waker = new Waker();
-  /** The dispatch loop of each connection this dispatcher holds. */
-  private readonly loops = new Map<string, Promise<void>>();
+  /** The dispatch loop of each connection this dispatcher holds, and the number of its run (see loop). */
+  private readonly loops = new Map<string, { run: number; done: Promise<void> }>();
+  private runs = 0;
+  /** Connections being let go: gained again, one starts only once this is done. */
+  private readonly lettingGo = new Map<string, Promise<void>>();
   private readonly leases: ConnectionLeases;
   private leaseTimer: NodeJS.Timeout | null = null;
   private leasing: Promise<void> = Promise.resolve();
@@ -141,7 +144,8 @@ export class Dispatcher {
     for (const timer of this.watchdogs.values()) clearTimeout(timer);
     this.watchdogs.clear();
     this.wake();
-    await Promise.all(this.loops.values());
+    await Promise.all([...this.loops.values()].map((l) => l.done));
+    await Promise.all(this.lettingGo.values());
     // The carriers answer what they still hold (handed back when they stop), and those answers are written.
     for (const name of this.leases.list()) await this.carriers.get(name)?.stop();
     await Promise.all(this.inflight);
@@ -197,6 +201,8 @@ export class Dispatcher {
     }
     for (const name of gained) {
       const carrier = this.carriers.get(name);
+      // Taken again while its last run still winds down (its watchdog let it go): that run ends first.
+      await this.lettingGo.get(name);
       if (!carrier || !this.running) continue;
       this.log.info({ connector: name }, 'holding a carrier connection');
       try {
@@ -204,7 +210,10 @@ export class Dispatcher {
       } catch (err) {
         this.log.error({ err, connector: name }, 'could not start a carrier connection');
       }
-      this.loops.set(name, this.loop(carrier));
+      // Set before the loop starts: it runs while it is the connection's current run.
+      const current = { run: ++this.runs, done: Promise.resolve() };
+      this.loops.set(name, current);
+      current.done = this.loop(carrier, current.run);
     }
     if (gained.length || lost.length) this.onConnections(this.leases.list());
     for (const name of this.leases.list()) this.watch(name);
@@ -237,7 +246,15 @@ export class Dispatcher {
   }
 
   /** Stops running a connection this dispatcher no longer holds: its loop, then the connection itself, at once. */
-  private async letGo(name: string): Promise<void> {
+  private letGo(name: string): Promise<void> {
+    const going = this.lettingGo.get(name) ?? this.stopRunning(name).finally(() => this.lettingGo.delete(name));
+    this.lettingGo.set(name, going);
+    return going;
+  }
+
+  private async stopRunning(name: string): Promise<void> {
+    const loop = this.loops.get(name);
+    this.loops.delete(name);
     clearTimeout(this.watchdogs.get(name));
     this.watchdogs.delete(name);
     this.downSince.delete(name);
@@ -245,8 +262,7 @@ export class Dispatcher {
     // First, so that nothing more is submitted while the loop winds down.
     const stopped = carrier?.stop({ abrupt: true });
     this.wake();
-    await this.loops.get(name);
-    this.loops.delete(name);
+    await loop?.done;
     await stopped;
   }
 
@@ -272,8 +288,9 @@ export class Dispatcher {
     }
   }
 
-  private async loop(carrier: Carrier): Promise<void> {
-    while (this.running && this.leases.holds(carrier.name)) {
+  /** Runs until the dispatcher stops or lets the connection go; a later run (the connection taken again) is another loop. */
+  private async loop(carrier: Carrier, run: number): Promise<void> {
+    while (this.running && this.leases.holds(carrier.name) && this.loops.get(carrier.name)?.run === run) {
       let claimed = 0;
       let room = 0;
       try {
