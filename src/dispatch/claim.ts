@@ -51,6 +51,10 @@ export async function claimDue(tx: Transaction<Database>, dialect: Dialect, requ
 }
 
 async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest): Promise<Claimed[]> {
+  // PostgreSQL: claims of one connector (processes sharing its binds) one at a time. Otherwise a claim
+  // skipping the rows another claim has locked could take a receiver's later message while the other
+  // takes the earlier one; this way each claim sees the rows the one before it leased.
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`claim:${r.connector}`}))`.execute(tx);
   const held = new Set(r.held);
   const firstWaiting = new Map<string, Position>(r.handedBack);
   // Few rows: what waits for a retry. Literal, so that the partial index messages_waiting_idx (migration 007) serves it.
