@@ -73,7 +73,12 @@ describe('receipts and replies to the customer', () => {
     await waitFor(() => first.delivered.length >= 3, 'three receipts on the first session');
     first.close();
     const db = g.gw.core.db.kysely;
-    // Every receipt is queued for the customer while it is away.
+    // Every receipt is queued for the customer while it is away: all eight written (each with its
+    // message's final state, in one transaction), the two answered ones deleted.
+    await waitFor(
+      async () => (await db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', '=', 'DELIVERED').execute()).length === 8,
+      'every message delivered',
+    );
     await waitFor(
       async () => (await db.selectFrom('smpp_deliveries').select('id').where('system_id', '=', g.systemId).execute()).length === 6,
       'six receipts waiting',
@@ -101,9 +106,16 @@ describe('receipts and replies to the customer', () => {
     let refusals = 0;
     client.answerWith = () => (++refusals <= 2 ? RX_T_APPN : 0);
     const resp = await client.submit({ destination_addr: '5511999990210', registered_delivery: 1, short_message: Buffer.from('retry me') });
-    await waitFor(() => refusals >= 1, 'the first attempt');
-    const view = await g.gw.admin('GET', `/admin/accounts/${g.customer.accountId}/smpp-deliveries`);
-    if (view.body.pending === 1) assert.match(view.body.credentials[0].lastError, /ESME_RX_T_APPN/);
+    // While it waits, the operator sees the refusal (written once the answer is in; the receipt is gone once accepted).
+    const seen = await g.gw.eventually(
+      () => g.gw.admin('GET', `/admin/accounts/${g.customer.accountId}/smpp-deliveries`),
+      (view) => refusals >= 3 || view.body.credentials[0]?.lastError != null,
+      'the refusal shown',
+    );
+    if (refusals < 3) {
+      assert.equal(seen.body.pending, 1);
+      assert.match(seen.body.credentials[0].lastError, /ESME_RX_T_APPN/);
+    }
     await waitFor(() => refusals >= 3, 'accepted on the third attempt');
     assert.ok(client.delivered.every((p) => p.receipted_message_id === resp.message_id));
     await waitFor(async () => (await g.gw.admin('GET', `/admin/accounts/${g.customer.accountId}/smpp-deliveries`)).body.pending === 0, 'nothing waiting');
