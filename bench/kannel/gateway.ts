@@ -3,9 +3,14 @@
  * `api` + `dispatch` pair on one data directory (`split`), on a fresh SQLite
  * data directory with the default durability, one SMPP connection (window
  * 100) to the sink, and an account, route and API key made through the
- * operator API.
+ * operator API. It runs as deployed: built (`npm run build`, into a
+ * scratch directory of the tree) and started with `node server.js`;
+ * BENCH_PEER_FROM_SOURCE=1 runs the sources through tsx instead (its loader
+ * thread and transpiled modules add about 100 MB of memory, no CPU once
+ * loaded).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Proc, start, until } from './proc.ts';
 import type { Target } from './target.ts';
@@ -21,6 +26,23 @@ const NODE_ARGS = (process.env.BENCH_PEER_NODE_ARGS ?? '').split(' ').filter(Boo
 const CARRIER_EXTRA = JSON.parse(process.env.BENCH_PEER_CARRIER ?? '{}') as Record<string, unknown>;
 
 export type GatewayMode = 'all' | 'split';
+
+/** The node arguments that start the gateway's server: the tree built once a run into a scratch directory (removed at exit), or its sources with tsx. */
+let serverArgs: string[] | null = null;
+function serverCommand(): string[] {
+  if (serverArgs) return serverArgs;
+  if (process.env.BENCH_PEER_FROM_SOURCE === '1') serverArgs = ['--import', 'tsx', 'src/server.ts'];
+  else {
+    // Inside the tree, so that the built modules find its node_modules.
+    mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+    const outDir = mkdtempSync(join(ROOT, '.tmp', 'bench-build-'));
+    process.on('exit', () => rmSync(outDir, { recursive: true, force: true }));
+    const res = spawnSync('npm', ['run', 'build', '--', '--outDir', outDir], { cwd: ROOT, encoding: 'utf8' });
+    if (res.status !== 0) throw new Error(`npm run build failed:\n${res.stdout}${res.stderr}`);
+    serverArgs = [join(outDir, 'server.js')];
+  }
+  return serverArgs;
+}
 
 async function post(base: string, path: string, body: unknown): Promise<{ id: number; key: string }> {
   const res = await fetch(`${base}${path}`, {
@@ -73,10 +95,11 @@ export async function startGateway(dir: string, sinkPort: number, mode: GatewayM
     BENCH_SMPP_PASSWORD: 'benchpw',
   };
   const procs: Proc[] = [];
+  const args = serverCommand();
   const launch = async (role: string): Promise<{ proc: Proc; base: string }> => {
     const log = join(dir, `gateway-${role}.log`);
     writeFileSync(log, '');
-    const proc = start(`gateway (${role})`, process.execPath, [...NODE_ARGS, '--import', 'tsx', 'src/server.ts'], {
+    const proc = start(`gateway (${role})`, process.execPath, [...NODE_ARGS, ...args], {
       cwd: ROOT,
       env: { ...env, GATEWAY_ROLE: role },
       log,

@@ -30,7 +30,24 @@ export interface PartsHead {
 
 export type StoredPart =
   | { complete: false; messageId: string }
-  | { complete: true; messageId: string; groupKey: string; parts: { dataCoding: number; body: Buffer }[] };
+  | {
+      complete: true;
+      messageId: string;
+      groupKey: string;
+      parts: { dataCoding: number; body: Buffer }[];
+      /** The text's registered_delivery (receiptAsked). */
+      registeredDelivery: number;
+    };
+
+/**
+ * The receipt a text in parts asked for: that of the first part (in part
+ * order) asking for one, else that of the first part. Senders split a text
+ * asking for a receipt on one part only (Kannel on the first, whatever order
+ * the parts arrive in); the message is one, and so is its receipt.
+ */
+export function receiptAsked(heads: Pick<PartsHead, 'registeredDelivery'>[]): number {
+  return (heads.find((h) => (h.registeredDelivery & 0x03) !== 0) ?? heads[0])?.registeredDelivery ?? 0;
+}
 
 /** The key of a text's parts under a credential: sender, receiver, reference and count. */
 export const groupKey = (submit: Submit): string => `${submit.sourceAddr}|${submit.receiver}|${submit.concat?.reference ?? 0}|${submit.concat?.total ?? 1}`;
@@ -55,7 +72,7 @@ export async function storePart(db: Kysely<Database>, systemId: string, accountI
   return db.transaction().execute(async (tx) => {
     const stored = await tx
       .selectFrom('smpp_parts')
-      .select(['seq', 'message_id', 'data_coding', 'body'])
+      .select(['seq', 'message_id', 'data_coding', 'body', 'submit'])
       .where('system_id', '=', systemId)
       .where('group_key', '=', key)
       .orderBy('seq')
@@ -76,11 +93,19 @@ export async function storePart(db: Kysely<Database>, systemId: string, accountI
           received_at: Date.now(),
         })
         .execute();
-      stored.push({ seq: concat.sequence, message_id: messageId, data_coding: submit.dataCoding, body: submit.body.toString('base64') });
+      stored.push({
+        seq: concat.sequence,
+        message_id: messageId,
+        data_coding: submit.dataCoding,
+        body: submit.body.toString('base64'),
+        submit: JSON.stringify(head),
+      });
     }
     if (stored.length < concat.total) return { complete: false, messageId };
-    const parts = stored.sort((a, b) => Number(a.seq) - Number(b.seq)).map((p) => ({ dataCoding: Number(p.data_coding), body: Buffer.from(p.body, 'base64') }));
-    return { complete: true, messageId, groupKey: key, parts };
+    stored.sort((a, b) => Number(a.seq) - Number(b.seq));
+    const parts = stored.map((p) => ({ dataCoding: Number(p.data_coding), body: Buffer.from(p.body, 'base64') }));
+    const registeredDelivery = receiptAsked(stored.map((p) => JSON.parse(p.submit) as PartsHead));
+    return { complete: true, messageId, groupKey: key, parts, registeredDelivery };
   });
 }
 
@@ -123,7 +148,7 @@ export async function expireParts(db: Kysely<Database>, timeoutMs: number, now: 
       if (!first) return;
       await tx.deleteFrom('smpp_parts').where('system_id', '=', group.system_id).where('group_key', '=', group.group_key).execute();
       const head = JSON.parse(first.submit) as PartsHead;
-      if (!wantsReceipt(head.registeredDelivery, 'REJECTD')) return;
+      if (!wantsReceipt(receiptAsked(parts.map((p) => JSON.parse(p.submit) as PartsHead)), 'REJECTD')) return;
       const params = receiptParams({
         messageId: first.message_id,
         submit: head,

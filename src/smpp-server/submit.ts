@@ -58,7 +58,14 @@ export async function submitMessage(deps: SubmitDeps, credential: CredentialRow,
     return await serialized(key, async () => {
       const stored = await storePart(deps.db, credential.system_id, accountId, submit);
       if (!stored.complete) return { status: ServerStatus.ROK, messageId: stored.messageId };
-      return acceptText(deps, credential, submit, joinParts(stored.parts), stored.messageId, stored.groupKey);
+      return acceptText(
+        deps,
+        credential,
+        { ...submit, registeredDelivery: stored.registeredDelivery },
+        joinParts(stored.parts),
+        stored.messageId,
+        stored.groupKey,
+      );
     });
   } catch (err) {
     return failure(deps.log, err);

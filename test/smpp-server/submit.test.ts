@@ -143,4 +143,29 @@ describe('submit_sm', () => {
       });
     }
   }
+
+  for (const [asking, what] of [
+    [[1, 0], 'the first part only (as Kannel splits a text)'],
+    [[0, 1], 'the last part only'],
+  ] as const) {
+    test(`a text in parts whose receipt is asked for on ${what}: the message gets it`, async () => {
+      const client = await bound(g);
+      const text = `${'Receipt on one part, '.repeat(10)}end`;
+      const bytes = encodeGsm(text) as Buffer;
+      const chunks = [bytes.subarray(0, 153), bytes.subarray(153)];
+      const ids: string[] = [];
+      for (const [i, chunk] of chunks.entries()) {
+        const resp = await client.submit({
+          destination_addr: `551199999011${asking[0]}`,
+          esm_class: 0x40,
+          registered_delivery: asking[i],
+          short_message: Buffer.concat([concatUdh(0x77, 2, i + 1), chunk]),
+        });
+        assert.equal(resp.command_status, 0);
+        ids.push(resp.message_id as string);
+      }
+      await waitFor(() => client.delivered.some((p) => p.receipted_message_id === ids[0]), 'the receipt of the whole text');
+      client.close();
+    });
+  }
 });
