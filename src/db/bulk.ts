@@ -49,8 +49,26 @@ export async function runRaw<R>(db: Executor, text: string, params: readonly unk
   return (await db.executeQuery<R>(CompiledQuery.raw(text, [...params]))).rows;
 }
 
-/** Rows per statement for rows of `width` values. */
-const rowsPerStatement = (width: number): number => Math.max(1, Math.floor(MAX_PARAMS / width));
+/** Rows per statement for rows of `width` values: a power of two (see sizedChunks). */
+const rowsPerStatement = (width: number): number => 2 ** Math.floor(Math.log2(Math.max(1, Math.floor(MAX_PARAMS / width))));
+
+/**
+ * `items` in chunks whose sizes are powers of two, largest first, none over
+ * `max` (1,000 rows: 512, 256, 128, 64, 32, 8). A statement's text depends
+ * on its row count, and each text is prepared once and kept: with a chunk
+ * the size of each batch, a load of varying batches made a new statement for
+ * nearly every size (up to a thousand a shape, each prepared at a cost and
+ * holding native memory: hundreds of MB under a bulk load). This way a shape
+ * has a dozen texts at most, for a few more statements a batch.
+ */
+export function* sizedChunks<T>(items: readonly T[], max: number): Generator<T[]> {
+  let size = 2 ** Math.floor(Math.log2(Math.max(1, max)));
+  for (let i = 0; i < items.length; ) {
+    while (size > items.length - i) size /= 2;
+    yield items.slice(i, i + size);
+    i += size;
+  }
+}
 
 /** The same statement as Kysely's insertInto(table).values(rows); values bound in `columns` order. */
 export async function insertRows<T extends keyof Database & string, C extends keyof Database[T] & string>(
@@ -60,9 +78,7 @@ export async function insertRows<T extends keyof Database & string, C extends ke
   columns: readonly C[],
   rows: readonly { [K in C]: unknown }[],
 ): Promise<void> {
-  const per = rowsPerStatement(columns.length);
-  for (let i = 0; i < rows.length; i += per) {
-    const chunk = rows.slice(i, i + per);
+  for (const chunk of sizedChunks(rows, rowsPerStatement(columns.length))) {
     const params: unknown[] = [];
     for (const row of chunk) for (const c of columns) params.push(row[c] ?? null);
     const text = memo(

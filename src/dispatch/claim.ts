@@ -2,6 +2,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Database, MessageRow } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import { defineJob } from '../db/jobs.ts';
+import { sizedChunks } from '../db/bulk.ts';
 
 /**
  * What a claim reads back of each message: what the carrier is handed and
@@ -104,12 +105,17 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
   }
   const chosen = await notBehindMoved(tx, r.connector, ids);
   if (chosen.length === 0) return [];
-  const rows = await tx
-    .updateTable('messages')
-    .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
-    .where('id', 'in', chosen)
-    .returning(CLAIMED_COLUMNS)
-    .execute();
+  const rows: Claimed[] = [];
+  // In chunks of a few sizes: a statement per number of ids would be prepared and kept for each (see sizedChunks).
+  for (const chunk of sizedChunks(chosen, 512))
+    rows.push(
+      ...(await tx
+        .updateTable('messages')
+        .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
+        .where('id', 'in', chunk)
+        .returning(CLAIMED_COLUMNS)
+        .execute()),
+    );
   return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
 }
 

@@ -3,7 +3,7 @@ import type { Database, MessageStatus } from '../db/tables.ts';
 import type { Receipt, ReceiptStatus, SubmitResult } from '../carriers/carrier.ts';
 import { fallBackToSms } from '../rcs/fallback.ts';
 import type { Dialect } from '../db/database.ts';
-import { param, rowsText, runRaw } from '../db/bulk.ts';
+import { param, rowsText, runRaw, sizedChunks } from '../db/bulk.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { defineJob } from '../db/jobs.ts';
 import { refund } from '../billing/ledger.ts';
@@ -21,7 +21,7 @@ type Known = { messageId: string; status: MessageStatus; details: string; at: nu
 
 const FINAL_FAILURES: MessageStatus[] = ['UNDELIVERED', 'EXPIRED', 'FAILED'];
 /** Rows per statement: far below both databases' parameter limits. */
-const CHUNK = 500;
+const CHUNK = 512;
 
 /**
  * A batch of outcomes as the job takes it: one flat array, WIDTH values an
@@ -115,15 +115,15 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   }
   if (accepted.length && receipts.length)
     receipts = withTheirAnswers(accepted, receipts, (await runRaw(tx, 'select 1 from pending_receipts limit 1', [])).length > 0);
-  for (let i = 0; i < accepted.length; i += CHUNK) await writeAccepted(tx, dialect, accepted.slice(i, i + CHUNK), now);
+  for (const chunk of sizedChunks(accepted, CHUNK)) await writeAccepted(tx, dialect, chunk, now);
   for (const r of refused) await writeRefused(tx, r, now);
   for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
-    for (let i = 0; i < list.length; i += CHUNK)
+    for (const chunk of sizedChunks(list, CHUNK))
       await writeReceipts(
         tx,
         dialect,
         connector,
-        list.slice(i, i + CHUNK).map((r) => r.receipt),
+        chunk.map((r) => r.receipt),
       );
   }
   return packed.map(() => undefined);
@@ -197,12 +197,13 @@ async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items:
     for (const id of a.carrierIds) links.set(`${a.connector}\u0000${id}`, { connector: a.connector, carrier_id: id, message_id: a.messageId });
   if (links.size === 0) return;
   const list = [...links.values()];
-  await runRaw(
-    tx,
-    `insert into carrier_ids (connector, carrier_id, message_id) values ${rowsText(dialect, list.length, 3)}
-    on conflict (connector, carrier_id) do update set message_id = excluded.message_id`,
-    list.flatMap((l) => [l.connector, l.carrier_id, l.message_id]),
-  );
+  for (const chunk of sizedChunks(list, CHUNK))
+    await runRaw(
+      tx,
+      `insert into carrier_ids (connector, carrier_id, message_id) values ${rowsText(dialect, chunk.length, 3)}
+      on conflict (connector, carrier_id) do update set message_id = excluded.message_id`,
+      chunk.flatMap((l) => [l.connector, l.carrier_id, l.message_id]),
+    );
 
   // Receipts that overtook the submit response wait in pending_receipts (SMPP allows it); mostly there are none.
   const waiting = await runRaw(tx, 'select 1 from pending_receipts limit 1', []);
@@ -255,13 +256,16 @@ async function writeRefused(tx: Transaction<Database>, { messageId, result, atte
 /** Receipts of one connector: matched to their messages by carrier id; the others wait for their submit answer. */
 async function writeReceipts(tx: Transaction<Database>, dialect: Dialect, connector: string, receipts: Receipt[]) {
   const ids = [...new Set(receipts.map((r) => r.carrierId))];
-  const links = await runRaw<{ carrier_id: string; message_id: string }>(
-    tx,
-    `select c.carrier_id, c.message_id from (values ${rowsText(dialect, ids.length, 1)}) as v
-    join carrier_ids c on c.connector = ${param(dialect, ids.length + 1)} and c.carrier_id = v.column1`,
-    [...ids, connector],
-  );
-  const messageOf = new Map(links.map((l) => [l.carrier_id, l.message_id]));
+  const messageOf = new Map<string, string>();
+  for (const chunk of sizedChunks(ids, CHUNK)) {
+    const links = await runRaw<{ carrier_id: string; message_id: string }>(
+      tx,
+      `select c.carrier_id, c.message_id from (values ${rowsText(dialect, chunk.length, 1)}) as v
+      join carrier_ids c on c.connector = ${param(dialect, chunk.length + 1)} and c.carrier_id = v.column1`,
+      [...chunk, connector],
+    );
+    for (const l of links) messageOf.set(l.carrier_id, l.message_id);
+  }
   const known: Known[] = [];
   const unknown: Receipt[] = [];
   for (const r of receipts) {
@@ -306,16 +310,20 @@ async function applyReceipts(tx: Transaction<Database>, dialect: Dialect, receip
   }
 }
 
-/** One UPDATE for receipts of distinct messages; returns those that moved their message, with its account. */
+/** Set-based UPDATEs for receipts of distinct messages; returns those that moved their message, with its account. */
 async function moveStatus(tx: Transaction<Database>, dialect: Dialect, receipts: Known[], from: string): Promise<(Known & { accountId: number })[]> {
-  const moved = await runRaw<{ id: string; account_id: number }>(
-    tx,
-    `update messages set status = v.column2, status_details = v.column3, status_at = v.column4
-    from (values ${rowsText(dialect, receipts.length, 4, 0, [null, null, null, 'bigint'])}) as v
-    where messages.id = v.column1 and messages.status in (${from})
-    returning messages.id, messages.account_id`,
-    receipts.flatMap((r) => [r.messageId, r.status, r.details, r.at]),
-  );
+  const moved: { id: string; account_id: number }[] = [];
+  for (const chunk of sizedChunks(receipts, CHUNK))
+    moved.push(
+      ...(await runRaw<{ id: string; account_id: number }>(
+        tx,
+        `update messages set status = v.column2, status_details = v.column3, status_at = v.column4
+        from (values ${rowsText(dialect, chunk.length, 4, 0, [null, null, null, 'bigint'])}) as v
+        where messages.id = v.column1 and messages.status in (${from})
+        returning messages.id, messages.account_id`,
+        chunk.flatMap((r) => [r.messageId, r.status, r.details, r.at]),
+      )),
+    );
   const accountOf = new Map(moved.map((r) => [r.id, Number(r.account_id)]));
   return receipts.flatMap((r) => {
     const accountId = accountOf.get(r.messageId);

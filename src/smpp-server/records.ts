@@ -15,7 +15,7 @@
 import { SqliteAdapter, type Transaction } from 'kysely';
 import type { Dialect } from '../db/dialect.ts';
 import type { Database, MessageStatus } from '../db/tables.ts';
-import { insertRows, rowsText, runRaw } from '../db/bulk.ts';
+import { insertRows, rowsText, runRaw, sizedChunks } from '../db/bulk.ts';
 import { encodeGsm, encodeUcs2, DATA_CODING_GSM, DATA_CODING_UCS2 } from '../carriers/smpp/encoding.ts';
 
 /** What the SMPP server keeps beside a submitted message (one message: one submit_sm, or the parts of one). */
@@ -228,8 +228,7 @@ export async function queueSmppReceipts(tx: Transaction<Database>, changes: Chan
   if (finals.length === 0) return;
   const dialect: Dialect = tx.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
   const rows: DeliveryRow[] = [];
-  for (let i = 0; i < finals.length; i += 500) {
-    const chunk = finals.slice(i, i + 500);
+  for (const chunk of sizedChunks(finals, 512)) {
     // Set-based, its text made once per size (src/db/bulk.ts): this runs in every receipt's transaction.
     const submits = await runRaw<SubmitWithMessage>(
       tx,
