@@ -83,7 +83,9 @@ async function setup(primaryRules: OutcomeRule[] = []): Promise<Setup> {
     failoverAfterMs: 300,
   });
   writeFileSync(file, JSON.stringify({ smpp: [connection('primary', primary.port), connection('backup', backup.port)] }));
-  const gw = await startGateway({ GATEWAY_CARRIERS_FILE: file, GATEWAY_DEMO: 'false', DISPATCH_POLL_MS: '20', CONNECTION_LEASE_MS: '1000' });
+  // A lease of 3 s: failover looks every 600 ms. A shorter one (1 s: 500 ms of margin) was let go by its watchdog
+  // whenever the gateway's start stalled the event loop that long, and the primary looked down long enough to fail over.
+  const gw = await startGateway({ GATEWAY_CARRIERS_FILE: file, GATEWAY_DEMO: 'false', DISPATCH_POLL_MS: '20', CONNECTION_LEASE_MS: '3000' });
   const customer = await gw.customer({ balance: 100_000 });
   const legs = await gw.admin('PUT', `/admin/routes/${customer.routeId}/legs`, {
     legs: [

@@ -160,9 +160,9 @@ async function notBehindMoved(tx: Transaction<Database>, connector: string, cand
   const firstAny = earliestByReceiver(anyElsewhere);
   return candidates
     .filter((c) => {
-      const m = firstMoved.get(senderAndReceiver(c));
+      const m = firstMoved.get(accountAndReceiver(c));
       if (m && before(m, c)) return false;
-      const a = Number(c.moved) === 1 ? firstAny.get(senderAndReceiver(c)) : undefined;
+      const a = Number(c.moved) === 1 ? firstAny.get(accountAndReceiver(c)) : undefined;
       return !a || before(c, a);
     })
     .map((c) => c.id);
@@ -172,12 +172,12 @@ type Candidate = Position & { account_id: number; receiver: string; moved: numbe
 type Keyed = Position & { account_id: number; receiver: string };
 
 /** Order across connections is kept per account and receiver: another account's message never holds one back. */
-const senderAndReceiver = (m: Keyed) => `${Number(m.account_id)}\u0000${m.receiver}`;
+const accountAndReceiver = (m: Keyed) => `${Number(m.account_id)}\u0000${m.receiver}`;
 
 function earliestByReceiver(rows: Keyed[]): Map<string, Position> {
   const first = new Map<string, Position>();
   for (const r of rows) {
-    const k = senderAndReceiver(r);
+    const k = accountAndReceiver(r);
     const known = first.get(k);
     if (!known || before(r, known)) first.set(k, r);
   }

@@ -117,15 +117,13 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
     receipts = withTheirAnswers(accepted, receipts, (await runRaw(tx, 'select 1 from pending_receipts limit 1', [])).length > 0);
   for (const chunk of sizedChunks(accepted, CHUNK)) await writeAccepted(tx, dialect, chunk, now);
   for (const r of refused) await writeRefused(tx, r, now);
-  for (const [connector, list] of groupBy(receipts, (r) => r.connector)) {
-    for (const chunk of sizedChunks(list, CHUNK))
-      await writeReceipts(
-        tx,
-        dialect,
-        connector,
-        chunk.map((r) => r.receipt),
-      );
-  }
+  for (const [connector, list] of groupBy(receipts, (r) => r.connector))
+    await writeReceipts(
+      tx,
+      dialect,
+      connector,
+      list.map((r) => r.receipt),
+    );
   return packed.map(() => undefined);
 }
 
