@@ -103,6 +103,8 @@ const WATCH: Array<[string, RegExp, RegExp]> = [
 
 function summarize(file: string, top: number): string {
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  // The gateway runs as built (.tmp/bench-build-*/x.js): named as its source (src/x.ts) for the areas below.
+  for (const n of p.nodes) n.callFrame.url = n.callFrame.url.replace(/\.tmp\/bench-build-[^/]+\/(.*)\.js$/, 'src/$1.ts');
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);

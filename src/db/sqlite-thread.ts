@@ -85,12 +85,15 @@ class SqliteThread {
     // loader is registered in it first; built (`npm run build`, dist/) it is the JavaScript file beside this one.
     const fromSource = import.meta.url.endsWith('.ts');
     const script = new URL(fromSource ? './sqlite-worker.ts' : './sqlite-worker.js', import.meta.url);
+    // A small young generation: this thread's garbage is short-lived (statements' parameters and rows), and
+    // a bulk load grew the default one to tens of megabytes of resident memory for no measured gain (docs/performance.md).
+    const resourceLimits = { maxYoungGenerationSizeMb: 8 };
     if (fromSource) {
       const tsx = import.meta.resolve('tsx/esm/api');
       const code = `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(script.href)}); })`;
-      this.worker = new Worker(code, { eval: true, workerData: options });
+      this.worker = new Worker(code, { eval: true, workerData: options, resourceLimits });
     } else {
-      this.worker = new Worker(script, { workerData: options });
+      this.worker = new Worker(script, { workerData: options, resourceLimits });
     }
     this.ready = new Promise<void>((resolve, reject) => {
       this.pending.set(0, {
