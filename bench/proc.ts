@@ -1,6 +1,27 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+
+/**
+ * The gateway's server as deployed: the tree at `root` built (`npm run
+ * build`) into a scratch directory inside it, so that the built modules
+ * find its node_modules, once a run and removed at exit. Returns the path
+ * of its server.js.
+ */
+const builds = new Map<string, string>();
+export function builtServer(root: string): string {
+  const known = builds.get(root);
+  if (known) return known;
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const outDir = mkdtempSync(join(root, '.tmp', 'bench-build-'));
+  process.on('exit', () => rmSync(outDir, { recursive: true, force: true }));
+  const res = spawnSync('npm', ['run', 'build', '--', '--outDir', outDir], { cwd: root, encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`npm run build failed:\n${res.stdout}${res.stderr}`);
+  const server = join(outDir, 'server.js');
+  builds.set(root, server);
+  return server;
+}
 
 /** CPU seconds (user + system, all threads) a process has used: /proc/PID/stat fields 14 and 15, in clock ticks of 1/100 s. */
 export function cpuOf(pid: number): number {
@@ -22,13 +43,14 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts a child process (through tsx) and resolves with the first JSON stdout line `pick` accepts. */
+/** Starts a child process (through tsx, unless it is built JavaScript) and resolves with the first JSON stdout line `pick` accepts. */
 export function spawnChild<T>(
   args: string[],
   env: Record<string, string>,
   pick: (entry: Record<string, unknown>) => T | undefined,
 ): Promise<Child & { value: T }> {
-  const child = spawn(process.execPath, [...NODE_ARGS, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const loader = args[0]?.endsWith('.js') ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...NODE_ARGS, ...loader, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   process.once('exit', () => child.kill('SIGTERM')); // never leave a server behind
   return new Promise((resolve, reject) => {

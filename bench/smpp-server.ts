@@ -5,6 +5,7 @@
  * simulator, in its own process), whose receipts come back to the customer
  * as deliver_sm. Against the bare `smpp` package's submit loop on the same
  * sink in the same run: submit_sm_resp a second of both, and the ratio.
+ * The gateway runs as deployed: built, started with `node server.js`.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
 import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
-import { type Child, cpuOf, post, spawnChild } from './proc.ts';
+import { builtServer, type Child, cpuOf, post, spawnChild } from './proc.ts';
 
 const WINDOW = 100;
 const SYSTEM_ID = 'bench';
@@ -25,6 +26,8 @@ const TOKEN = 'bench-operator-token-0000000000';
 const RECEIPTS = process.env.BENCH_RECEIPTS === '0' ? 0 : 1;
 /** BENCH_SQLITE_SYNCHRONOUS=NORMAL: answers without waiting for the disk (what the fsyncs cost; not the gateway's promise). */
 const SYNCHRONOUS = process.env.BENCH_SQLITE_SYNCHRONOUS === 'NORMAL' ? 'NORMAL' : 'FULL';
+/** The gateway as deployed (built, `node server.js`); BENCH_FROM_SOURCE=1: its sources through tsx. */
+const server = () => (process.env.BENCH_FROM_SOURCE === '1' ? 'src/server.ts' : builtServer(join(import.meta.dirname, '..')));
 
 interface LoopResult {
   rate: number;
@@ -155,7 +158,7 @@ async function main(): Promise<void> {
       }),
     );
     const gw = await spawnChild(
-      ['src/server.ts'],
+      [server()],
       {
         HOST: '127.0.0.1',
         PORT: '0',

@@ -9,9 +9,9 @@
  * thread and transpiled modules add about 100 MB of memory, no CPU once
  * loaded).
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { builtServer } from '../proc.ts';
 import { type Proc, start, until } from './proc.ts';
 import type { Target } from './target.ts';
 
@@ -27,21 +27,9 @@ const CARRIER_EXTRA = JSON.parse(process.env.BENCH_PEER_CARRIER ?? '{}') as Reco
 
 export type GatewayMode = 'all' | 'split';
 
-/** The node arguments that start the gateway's server: the tree built once a run into a scratch directory (removed at exit), or its sources with tsx. */
-let serverArgs: string[] | null = null;
+/** The node arguments that start the gateway's server: the tree built once a run (builtServer), or its sources with tsx. */
 function serverCommand(): string[] {
-  if (serverArgs) return serverArgs;
-  if (process.env.BENCH_PEER_FROM_SOURCE === '1') serverArgs = ['--import', 'tsx', 'src/server.ts'];
-  else {
-    // Inside the tree, so that the built modules find its node_modules.
-    mkdirSync(join(ROOT, '.tmp'), { recursive: true });
-    const outDir = mkdtempSync(join(ROOT, '.tmp', 'bench-build-'));
-    process.on('exit', () => rmSync(outDir, { recursive: true, force: true }));
-    const res = spawnSync('npm', ['run', 'build', '--', '--outDir', outDir], { cwd: ROOT, encoding: 'utf8' });
-    if (res.status !== 0) throw new Error(`npm run build failed:\n${res.stdout}${res.stderr}`);
-    serverArgs = [join(outDir, 'server.js')];
-  }
-  return serverArgs;
+  return process.env.BENCH_PEER_FROM_SOURCE === '1' ? ['--import', 'tsx', 'src/server.ts'] : [builtServer(ROOT)];
 }
 
 async function post(base: string, path: string, body: unknown): Promise<{ id: number; key: string }> {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, statStatus } from '../../src/carriers/smpp/receipt.ts';
+import { canonicalId, convertId, messageStateStatus, parseReceipt, parseReceiptText, scanReceiptText, statStatus } from '../../src/carriers/smpp/receipt.ts';
+import { seededRandom } from '../seeded-random.ts';
 import { SubmitRate } from '../../src/carriers/smpp/submit-rate.ts';
 
 // SMPP 3.4 Appendix B: "id:IIIIIIIIII sub:SSS dlvrd:DDD submit date:YYMMDDhhmm done date:YYMMDDhhmm stat:DDDDDDD err:E Text: ..."
@@ -39,6 +40,35 @@ describe('receipt text', () => {
   it('ignores malformed dates', () => {
     assert.equal(parseReceiptText('id:1 done date:2413011200').doneDate, undefined);
     assert.equal(parseReceiptText('id:1 done date:24010112').doneDate, undefined);
+  });
+
+  it('reads the usual form (its fast path) exactly as the general scan does, and any variant of it too', () => {
+    const random = seededRandom(0x5eed);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)] as T;
+    const digits = (n: number) => Array.from({ length: n }, () => Math.floor(random() * 10)).join('');
+    const value = () => pick(['', digits(3), digits(10), 'A1b2C3', 'x-y_z', 'text:1', 'id:9', '\u00e9']);
+    const date = () => pick([digits(10), digits(12), '2402292359', '2413011200', '24010112', '240101120060', '24O1011200', '', '+123456789', '٠١٢٣٤٥٦٧٨٩']);
+    const text = () => pick(['', 'Hello World', ' two  spaces ', 'id:9 stat:DELIVRD err:1', 'line\nbreak', 'tab\there']);
+    const variants: ((s: string) => string)[] = [
+      (s) => s,
+      (s) => s.toUpperCase(),
+      (s) => s.replace('submit date', 'submit_date'),
+      (s) => s.replace(' stat:', '  stat:'),
+      (s) => s.replace(' err:', '\terr:'),
+      (s) => s.replace(/ sub:\S*/, ''),
+      (s) => `${s} `,
+      (s) => ` ${s}`,
+      (s) => s.replace('stat:', 'stat :'),
+    ];
+    let fast = 0;
+    for (let i = 0; i < 5000; i++) {
+      const withText = random() < 0.7 ? ` ${pick(['text', 'Text', 'TEXT'])}:${text()}` : '';
+      const standard = `id:${value()} sub:${value()} dlvrd:${value()} submit date:${date()} done date:${date()} stat:${pick(['DELIVRD', 'UNDELIV', 'x', ''])} err:${value()}${withText}`;
+      const input = pick(variants)(standard);
+      if (input === standard) fast++;
+      assert.deepEqual(parseReceiptText(input), scanReceiptText(input), input);
+    }
+    assert.ok(fast > 300, 'the usual form itself was among the inputs');
   });
 });
 

@@ -38,8 +38,34 @@ export interface ReceiptText {
 
 const KEY = /(?:^|\s)(id|sub|dlvrd|submit[ _]date|done[ _]date|stat|err|text)\s*:/gi;
 
+/**
+ * The form nearly every SMSC writes, in the order above with single spaces:
+ * read by one anchored expression. Anything else (keys missing, in another
+ * order or case variants such as `submit_date`, extra spaces) is read by
+ * scanReceiptText, which gives the same fields for this form.
+ */
+const STANDARD = /^id:(\S*) sub:(\S*) dlvrd:(\S*) submit date:(\S*) done date:(\S*) stat:(\S*) err:(\S*)(?: text:(.*))?$/is;
+
 /** Parses a receipt text: keys in any case and order, any of them missing; `text:` runs to the end. */
 export function parseReceiptText(input: string): ReceiptText {
+  const m = STANDARD.exec(input);
+  if (!m) return scanReceiptText(input);
+  const out: ReceiptText = {
+    id: m[1] as string,
+    sub: m[2] as string,
+    dlvrd: m[3] as string,
+    submitDate: parseReceiptDate(m[4] as string),
+    doneDate: parseReceiptDate(m[5] as string),
+    stat: m[6] as string,
+    err: m[7] as string,
+  };
+  // As the scan reads it: one space after `text:` belongs to the key.
+  if (m[8] !== undefined) out.text = m[8].startsWith(' ') ? m[8].slice(1) : m[8];
+  return out;
+}
+
+/** parseReceiptText for any form: finds each key, its value runs to the next key. */
+export function scanReceiptText(input: string): ReceiptText {
   const found: Array<{ key: string; start: number; end: number }> = [];
   for (const m of input.matchAll(KEY)) {
     const key = (m[1] ?? '').toLowerCase().replace('_', ' ');
@@ -63,13 +89,21 @@ export function parseReceiptText(input: string): ReceiptText {
   return out;
 }
 
+/** Two decimal digits of `s` at `at`, or NaN. */
+function twoDigits(s: string, at: number): number {
+  const a = s.charCodeAt(at) - 48;
+  const b = s.charCodeAt(at + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : Number.NaN;
+}
+
 /** YYMMDDhhmm or YYMMDDhhmmss (UTC, years 2000-2099) -> Date; undefined when malformed. */
 export function parseReceiptDate(value: string): Date | undefined {
-  const m = /^(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)?$/.exec(value);
-  if (!m) return undefined;
-  const [yy, mo, dd, hh, mi, ss] = m.slice(1).map((v) => Number(v ?? 0));
-  const date = new Date(Date.UTC(2000 + (yy ?? 0), (mo ?? 1) - 1, dd, hh, mi, ss));
-  return date.getUTCMonth() === (mo ?? 1) - 1 && (hh ?? 0) < 24 && (mi ?? 0) < 60 ? date : undefined;
+  if (value.length !== 10 && value.length !== 12) return undefined;
+  const [yy, mo, dd, hh, mi] = [0, 2, 4, 6, 8].map((at) => twoDigits(value, at)) as [number, number, number, number, number];
+  const ss = value.length === 12 ? twoDigits(value, 10) : 0;
+  if ([yy, mo, dd, hh, mi, ss].some(Number.isNaN)) return undefined;
+  const date = new Date(Date.UTC(2000 + yy, mo - 1, dd, hh, mi, ss));
+  return date.getUTCMonth() === mo - 1 && hh < 24 && mi < 60 ? date : undefined;
 }
 
 const STAT_STATUS: Record<string, ReceiptStatus> = {
