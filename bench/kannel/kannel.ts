@@ -1,7 +1,7 @@
 /** Kannel (bearerbox + smsbox) as a target of `npm run bench:peer`, configured from bench/kannel/kannel.conf. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, start, until, which } from './proc.ts';
+import { freePorts, start, until, which } from './proc.ts';
 import type { Target } from './target.ts';
 
 const HERE = import.meta.dirname;
@@ -26,7 +26,7 @@ export function queuedOf(statusXml: string): number {
 export async function startKannel(dir: string, sinkPort: number): Promise<Target> {
   const programs = kannelPrograms();
   if (!programs) throw new Error(`Kannel is not installed: ${KANNEL_INSTALL}`);
-  const [adminPort, smsboxPort, sendsmsPort] = [await freePort(), await freePort(), await freePort()];
+  const [adminPort, smsboxPort, sendsmsPort] = await freePorts(3);
   const values: Record<string, string> = {
     ADMIN_PORT: String(adminPort),
     SMSBOX_PORT: String(smsboxPort),

@@ -23,6 +23,7 @@ import { parseSmppTime } from './times.ts';
 /** command_status values of the server beyond those the carrier names (SMPP 3.4 §5.1.3). */
 export const ServerStatus = {
   ...Status,
+  RINVCMDLEN: 0x02,
   RCANCELFAIL: 0x11,
   RINVSRCADR: 0x0a,
   RINVESMCLASS: 0x43,

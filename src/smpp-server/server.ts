@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { Database, RouteRow } from '../db/tables.ts';
 import type { AcceptInput, AcceptResult } from '../messaging/accept.ts';
 import type { StoredReply } from '../messaging/replies.ts';
+import { OVERRUN } from '../carriers/smpp/fast-pdu.ts';
 import { fastSession } from '../carriers/smpp/fast-session.ts';
 import smpp, { pduString, statusText, type Pdu, type PduParams, type Session } from '../carriers/smpp/smpp-lib.ts';
 import { SubmitRate } from '../carriers/smpp/submit-rate.ts';
@@ -250,6 +251,14 @@ export class SmppServer {
 
   private onPdu(bind: Bind, pdu: Pdu): void {
     if (pdu.isResponse()) return; // deliver_sm_resp: the send's callback; enquire_link_resp, unbind_resp, generic_nack: nothing to do
+    // A field running past the end of the PDU (its length octet or a TLV's length, a C-string without its NUL): refused, never read cut.
+    const overrun = (pdu as unknown as Record<symbol, string | undefined>)[OVERRUN];
+    if (overrun !== undefined) {
+      this.log.debug({ command: pdu.command, field: overrun, address: bind.address }, 'SMPP PDU refused: a field runs past its end');
+      const text = overrun === 'short_message' || overrun === 'message_payload';
+      this.answer(bind, pdu, { command_status: text ? ServerStatus.RINVMSGLEN : ServerStatus.RINVCMDLEN });
+      return;
+    }
     switch (pdu.command) {
       case 'bind_transmitter':
       case 'bind_receiver':

@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { freePort, start, until, which, type Proc } from '../../bench/kannel/proc.ts';
+import { freePorts, start, until, which, type Proc } from '../../bench/kannel/proc.ts';
 import { smppGateway, waitFor, type SmppGateway } from './helpers.ts';
 
 const programs = { bearerbox: which('bearerbox'), smsbox: which('smsbox') };
@@ -129,7 +129,8 @@ describe('Kannel 1.4.5 as an SMPP customer of the gateway', { skip }, () => {
       g = await smppGateway();
       web = await recorder();
       dir = mkdtempSync(join(tmpdir(), 'kannel-client-'));
-      const ports: KannelPorts = { admin: await freePort(), smsbox: await freePort(), sendsms: await freePort(), smpp: g.server.port, http: web.port };
+      const [adminPort, smsboxPort, sendsmsPort] = (await freePorts(3)) as [number, number, number];
+      const ports: KannelPorts = { admin: adminPort, smsbox: smsboxPort, sendsms: sendsmsPort, smpp: g.server.port, http: web.port };
       const conf = join(dir, 'kannel.conf');
       writeFileSync(conf, kannelConf(dir, ports, g.systemId, g.password));
       const status = async (): Promise<string> => (await fetch(`http://127.0.0.1:${ports.admin}/status.xml?password=test`)).text();

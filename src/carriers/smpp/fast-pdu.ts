@@ -194,9 +194,19 @@ export function decodePdu(buffer: Buffer): Pdu | null {
   }
 }
 
+/**
+ * Set on a decoded PDU (a symbol: the package's own walks of a PDU never
+ * see it) to the name of the first field that ran past its end: a C-string
+ * without its NUL, a length octet or a TLV length promising more octets
+ * than the PDU holds. The package reads such a PDU anyway, the field cut at
+ * the end; the gateway's SMPP server refuses it (src/smpp-server/server.ts).
+ */
+export const OVERRUN = Symbol('field past the end of the PDU');
+
 function decodeBody(buffer: Buffer, layout: Layout): Pdu | null {
   const length = buffer.length;
   const { params } = layout;
+  let overrun: string | undefined;
   // Params in order while bytes remain; a short body leaves the rest unset, as in the package.
   const values: unknown[] = new Array(params.length);
   let offset = HEADER;
@@ -208,10 +218,13 @@ function decodeBody(buffer: Buffer, layout: Layout): Pdu | null {
       offset += 1;
     } else if (param.kind === 'cstring') {
       const end = cstringEnd(buffer, offset);
+      if (end >= length) overrun ??= param.name;
       values[read] = buffer.toString('ascii', offset, end);
       offset = end + 1;
     } else {
-      const value = buffer.subarray(offset + 1, offset + 1 + (buffer[offset] as number));
+      const declared = buffer[offset] as number;
+      if (offset + 1 + declared > length) overrun ??= param.name;
+      const value = buffer.subarray(offset + 1, offset + 1 + declared);
       values[read] = value;
       offset += value.length + 1;
     }
@@ -231,6 +244,7 @@ function decodeBody(buffer: Buffer, layout: Layout): Pdu | null {
     const id = buffer.readUInt16BE(offset);
     const size = buffer.readUInt16BE(offset + 2);
     offset += 4;
+    if (offset + size > length) overrun ??= tlvsById[id]?.tag ?? `TLV 0x${id.toString(16).padStart(4, '0')}`;
     const tlv = tlvsById[id];
     if (!tlv) {
       pdu[id] = buffer.subarray(offset, offset + size);
@@ -259,6 +273,7 @@ function decodeBody(buffer: Buffer, layout: Layout): Pdu | null {
     pdu[param.name] = param.filter?.decode.call(pdu, pdu[param.name]);
   }
   for (const tag of filteredTags ?? []) decodeTlvFilter(pdu, tag);
+  if (overrun !== undefined) (pdu as unknown as Record<symbol, string>)[OVERRUN] = overrun;
   return pdu;
 }
 
