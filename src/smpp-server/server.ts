@@ -51,6 +51,8 @@ export interface SmppServerOptions {
   retryBaseMs?: number;
   /** A deliver_sm unanswered this long closes its bind. */
   responseTimeoutMs?: number;
+  /** A connection not bound this long after it opened is closed (SMPP's session init timer). */
+  bindTimeoutMs?: number;
   /** How often parts past their timeout and messages past their validity are looked for. */
   sweepMs?: number;
   /** RETENTION_MESSAGES_DAYS: SMPP records of messages the retention deleted are deleted too (hourly); unset: kept. */
@@ -107,6 +109,7 @@ export class SmppServer {
       deliveryLeaseMs: 60_000,
       retryBaseMs: 1000,
       responseTimeoutMs: 30_000,
+      bindTimeoutMs: 30_000,
       sweepMs: 5_000,
       ...options,
     };
@@ -217,6 +220,19 @@ export class SmppServer {
     };
     this.binds.add(bind);
     if (this.closing) session.socket.destroy();
+    // A connection that never binds would hold its socket for good: closed after bindTimeoutMs, unless a bind is being checked then.
+    let unbound: NodeJS.Timeout;
+    const closeUnbound = () => {
+      if (bind.type !== null) return;
+      if (bind.binding) {
+        unbound = setTimeout(closeUnbound, this.o.bindTimeoutMs).unref();
+        return;
+      }
+      this.log.debug({ address: bind.address, bindTimeoutMs: this.o.bindTimeoutMs }, 'SMPP connection closed: no bind in time');
+      session.socket.destroy();
+    };
+    unbound = setTimeout(closeUnbound, this.o.bindTimeoutMs).unref();
+    session.socket.once('close', () => clearTimeout(unbound));
     session.on('error', (err: Error) => {
       this.log.debug({ err: err.message, address: bind.address }, 'SMPP connection error');
       session.socket.destroy();

@@ -85,6 +85,25 @@ describe('binds and session commands', () => {
   });
 });
 
+describe('connections that never bind', () => {
+  test('are closed after the bind timeout; a bound one stays open past it', async () => {
+    const g = await smppGateway({ server: { bindTimeoutMs: 150 } });
+    try {
+      const idle = await Client.connect(g.server.port);
+      g.clients.push(idle);
+      const refused = await Client.connect(g.server.port);
+      g.clients.push(refused);
+      assert.equal((await refused.bind('transceiver', g.systemId, 'wrong-pw')).command_status, ESME_RBINDFAIL);
+      const client = await bound(g);
+      await waitFor(() => idle.closed && refused.closed, 'the unbound connections to close');
+      assert.equal(client.closed, false, 'the bound connection stays');
+      assert.equal((await client.submit({ destination_addr: '5511999990190', short_message: Buffer.from('x') })).command_status, 0);
+    } finally {
+      await g.close();
+    }
+  });
+});
+
 describe('IP allow-list', () => {
   test('a bind from an address outside the allow-list is refused', async () => {
     const g = await smppGateway({ credential: { allowedIps: ['203.0.113.0/24'] } });
