@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
 import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
+import { freePorts } from './kannel/proc.ts';
 import { builtServer, type Child, cpuOf, post, spawnChild } from './proc.ts';
 
 const WINDOW = 100;
@@ -121,14 +122,6 @@ async function submitLoop(port: number, systemId: string, password: string, seco
   return { rate, answered: counted, refused, cpuPerMessage: (cpu.user + cpu.system) / Math.max(1, counted), startedAt, endedAt };
 }
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
-
 async function main(): Promise<void> {
   const t0 = performance.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-smpp-server-'));
@@ -139,7 +132,7 @@ async function main(): Promise<void> {
     const bare = await submitLoop(sink.value, SYSTEM_ID, PASSWORD, SECONDS, 5511900000000);
 
     // 2. The gateway: its SMPP server for the customer, one carrier bind to the sink.
-    const smppPort = await freePort();
+    const [smppPort] = (await freePorts(1)) as [number];
     const carriersFile = join(dataDir, 'carriers.json');
     writeFileSync(
       carriersFile,
