@@ -107,6 +107,8 @@ export const ConfigSchema = Type.Object({
   /** PEM certificate and key files: the SMPP server speaks TLS (both or neither). */
   SMPP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
   SMPP_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  /** A customer bind from which no PDU came for this many seconds is unbound and closed (clients send enquire_link more often). */
+  SMPP_INACTIVITY_SECONDS: Type.Integer({ minimum: 1, maximum: 86_400, default: 300 }),
 });
 
 export type Config = Static<typeof ConfigSchema>;

@@ -53,6 +53,8 @@ export interface SmppServerOptions {
   responseTimeoutMs?: number;
   /** A connection not bound this long after it opened is closed (SMPP's session init timer). */
   bindTimeoutMs?: number;
+  /** A bind from which no PDU came for this long is unbound and closed (SMPP's inactivity timer). */
+  inactivityMs?: number;
   /** How often parts past their timeout and messages past their validity are looked for. */
   sweepMs?: number;
   /** RETENTION_MESSAGES_DAYS: SMPP records of messages the retention deleted are deleted too (hourly); unset: kept. */
@@ -70,6 +72,8 @@ interface Bind {
   rate: SubmitRate;
   outstanding: number;
   receiver: Receiver | null;
+  /** When the last PDU came from it, or it was bound (the inactivity timer). */
+  heardAt: number;
 }
 
 interface Failures {
@@ -110,6 +114,7 @@ export class SmppServer {
       retryBaseMs: 1000,
       responseTimeoutMs: 30_000,
       bindTimeoutMs: 30_000,
+      inactivityMs: 300_000,
       sweepMs: 5_000,
       ...options,
     };
@@ -198,11 +203,16 @@ export class SmppServer {
       if (usable.has(systemId)) continue;
       for (const bind of this.bySystemId.get(systemId) ?? []) {
         this.log.warn({ systemId, address: bind.address }, 'SMPP bind closed: its credential was removed or its account deactivated');
-        bind.type = null;
-        if (!bind.session.send(new smpp.PDU('unbind'), () => bind.session.socket.destroy())) bind.session.socket.destroy();
-        setTimeout(() => bind.session.socket.destroy(), 1000).unref();
+        this.hangUp(bind);
       }
     }
+  }
+
+  /** Takes no more from a bind, sends it an unbind and closes it on the answer, or a second later. */
+  private hangUp(bind: Bind): void {
+    bind.type = null;
+    if (!bind.session.send(new smpp.PDU('unbind'), () => bind.session.socket.destroy())) bind.session.socket.destroy();
+    setTimeout(() => bind.session.socket.destroy(), 1000).unref();
   }
 
   private onSession(raw: Session): void {
@@ -217,6 +227,7 @@ export class SmppServer {
       rate: new SubmitRate(0),
       outstanding: 0,
       receiver: null,
+      heardAt: Date.now(),
     };
     this.binds.add(bind);
     if (this.closing) session.socket.destroy();
@@ -238,7 +249,26 @@ export class SmppServer {
       session.socket.destroy();
     });
     session.on('close', () => this.onClose(bind));
+    // A bound connection that goes quiet (a client gone without a word, a dead link) would hold one of its
+    // credential's binds for good: unbound and closed after inactivityMs without a PDU from it.
+    let quiet: NodeJS.Timeout;
+    const checkQuiet = () => {
+      const silent = Date.now() - bind.heardAt;
+      // Not bound (yet, or any more): the bind timer's and the unbind's business.
+      if (bind.type === null || silent < this.o.inactivityMs) {
+        quiet = setTimeout(checkQuiet, bind.type === null ? this.o.inactivityMs : this.o.inactivityMs - silent).unref();
+        return;
+      }
+      this.log.info(
+        { systemId: bind.credential?.system_id, address: bind.address, inactivityMs: this.o.inactivityMs },
+        'SMPP bind closed: nothing came from it in time',
+      );
+      this.hangUp(bind);
+    };
+    quiet = setTimeout(checkQuiet, this.o.inactivityMs).unref();
+    session.socket.once('close', () => clearTimeout(quiet));
     session.on('pdu', (pdu: Pdu) => {
+      bind.heardAt = Date.now();
       try {
         this.onPdu(bind, pdu);
       } catch (err) {
@@ -361,6 +391,7 @@ export class SmppServer {
     if (!bind.session.socket.writable) return;
     mine.add(bind);
     bind.type = type;
+    bind.heardAt = Date.now();
     bind.credential = credential;
     bind.rate = new SubmitRate(Number(credential.submits_per_second));
     this.answer(bind, pdu, { system_id: SERVER_SYSTEM_ID });

@@ -28,7 +28,14 @@ export async function startConfiguredSmppServer(
   };
   const tls = certFile !== undefined && keyFile !== undefined ? { cert: read('SMPP_TLS_CERT', certFile), key: read('SMPP_TLS_KEY', keyFile) } : undefined;
   try {
-    return await startSmppServer(deps, { port: config.SMPP_PORT, host: config.HOST, tls, retentionDays: config.RETENTION_MESSAGES_DAYS, ...overrides });
+    return await startSmppServer(deps, {
+      port: config.SMPP_PORT,
+      host: config.HOST,
+      tls,
+      retentionDays: config.RETENTION_MESSAGES_DAYS,
+      inactivityMs: config.SMPP_INACTIVITY_SECONDS * 1000,
+      ...overrides,
+    });
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const where = `HOST=${JSON.stringify(config.HOST)} SMPP_PORT=${config.SMPP_PORT}`;

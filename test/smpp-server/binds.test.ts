@@ -104,6 +104,30 @@ describe('connections that never bind', () => {
   });
 });
 
+describe('binds that go quiet', () => {
+  test('a bind that sends nothing for the inactivity time is unbound and closed; one that keeps talking stays', async () => {
+    const g = await smppGateway({ server: { inactivityMs: 1000 }, credential: { maxBinds: 2 } });
+    let keep: NodeJS.Timeout | undefined;
+    try {
+      const talking = await bound(g);
+      // An enquire_link every tenth of the inactivity time keeps a bind open, as clients do.
+      keep = setInterval(() => void talking.request('enquire_link').catch(() => undefined), 100);
+      const silent = await bound(g);
+      let unbinds = 0;
+      silent.session.on('unbind', () => unbinds++);
+      await waitFor(() => silent.closed, 'the silent bind to close');
+      assert.equal(unbinds, 1, 'told with an unbind first');
+      assert.equal(talking.closed, false, 'the bind that kept talking stays');
+      assert.equal((await talking.submit({ destination_addr: '5511999990191', short_message: Buffer.from('x') })).command_status, 0);
+      // The closed one's place is free again.
+      assert.equal((await bound(g)).closed, false);
+    } finally {
+      clearInterval(keep);
+      await g.close();
+    }
+  });
+});
+
 describe('IP allow-list', () => {
   test('a bind from an address outside the allow-list is refused', async () => {
     const g = await smppGateway({ credential: { allowedIps: ['203.0.113.0/24'] } });
