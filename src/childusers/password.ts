@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import pLimit from 'p-limit';
 
 /**
  * The slow password hash of a child user's owner credential
@@ -9,20 +10,29 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  * scrypt (N=2^17,r=8,p=1 / N=2^16,r=8,p=2 / N=2^15,r=8,p=3 ...): the same
  * work, but 32 MiB of memory per hash instead of 128 MiB, which a gateway
  * process can afford. The hash runs on libuv's thread pool, never on the
- * event loop.
+ * event loop, and at most two at once: the pool has four threads, and the
+ * WAL's fsyncs (every durable answer), file writes and DNS lookups need
+ * them too. A flood of sign-ins or SMPP binds waits its turn here instead
+ * of holding every thread for a tenth of a second each.
  *
  * Stored form (PHC string style, so the parameters can be raised later and
  * old hashes still verify): `$scrypt$ln=15,r=8,p=3$<salt b64>$<key b64>`.
  */
 export const SCRYPT = { logN: 15, r: 8, p: 3, keyLength: 32, saltLength: 16 } as const;
 
+/** The hashes being computed and waiting (tests look at it). */
+export const hashing = pLimit(2);
+
 function derive(password: string, salt: Buffer, logN: number, r: number, p: number, keyLength: number): Promise<Buffer> {
   const N = 2 ** logN;
   // Node refuses when 128 * N * r exceeds maxmem; allow twice that.
   const options: ScryptOptions = { N, r, p, maxmem: 256 * N * r };
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key)));
-  });
+  return hashing(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password.normalize('NFC'), salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key)));
+      }),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
