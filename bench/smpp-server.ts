@@ -13,8 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
-import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
 import { freePorts } from './kannel/proc.ts';
+import { startSimChild } from './sim-child.ts';
 import { builtServer, type Child, cpuOf, post, spawnChild } from './proc.ts';
 
 const WINDOW = 100;
@@ -125,7 +125,7 @@ async function submitLoop(port: number, systemId: string, password: string, seco
 async function main(): Promise<void> {
   const t0 = performance.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-smpp-server-'));
-  const sink = await spawnChild(['bench/smpp-server.ts', '--sink'], {}, (e) => (typeof e.sink === 'number' ? e.sink : undefined));
+  const sink = await startSimChild(SYSTEM_ID, PASSWORD);
   let gateway: Child | null = null;
   try {
     // 1. Baseline: the bare package's loop straight to the sink.
@@ -222,15 +222,4 @@ async function main(): Promise<void> {
   }
 }
 
-// This file is also the sink's child process.
-if (process.argv.includes('--sink')) {
-  // No outcome rules: every submit is accepted and delivered.
-  const sim = await startSmscSimulator({ systemId: SYSTEM_ID, password: PASSWORD, receiptDelayMs: 20, rules: [] });
-  process.stdout.write(`${JSON.stringify({ sink: sim.port })}\n`);
-  const exit = (): void => void sim.close().then(() => process.exit(0));
-  process.on('SIGTERM', exit);
-  process.stdin.on('close', exit); // the bench died
-  process.stdin.resume();
-} else {
-  await main();
-}
+await main();

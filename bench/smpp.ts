@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import smpp, { type Pdu } from '../src/carriers/smpp/smpp-lib.ts';
-import { startSmscSimulator } from '../tools/smsc-sim/server.ts';
 import { type Child, cpuOf, post, spawnChild } from './proc.ts';
+import { startSimChild } from './sim-child.ts';
 
 const WINDOW = 100;
 const SYSTEM_ID = 'bench';
@@ -169,7 +169,7 @@ async function feedSteadily(
 async function main(): Promise<void> {
   const t0 = performance.now();
   const dataDir = mkdtempSync(join(tmpdir(), 'gw-bench-smpp-'));
-  const smsc = await spawnChild(['bench/smpp.ts', '--smsc'], {}, (e) => (typeof e.smsc === 'number' ? e.smsc : undefined));
+  const smsc = await startSimChild(SYSTEM_ID, PASSWORD);
   const port = smsc.value;
   let gateway: Child | null = null;
   try {
@@ -307,15 +307,4 @@ async function main(): Promise<void> {
   }
 }
 
-// This file is also the simulator's child process.
-if (process.argv.includes('--smsc')) {
-  // No outcome rules: every submit is accepted and delivered.
-  const sim = await startSmscSimulator({ systemId: SYSTEM_ID, password: PASSWORD, receiptDelayMs: 20, rules: [] });
-  process.stdout.write(`${JSON.stringify({ smsc: sim.port })}\n`);
-  const exit = (): void => void sim.close().then(() => process.exit(0));
-  process.on('SIGTERM', exit);
-  process.stdin.on('close', exit); // the bench died
-  process.stdin.resume();
-} else {
-  await main();
-}
+await main();
