@@ -319,6 +319,7 @@ async function drain(): Promise<void> {
       }
       if (next.op === 'query') {
         deliver([runQuery(next)], false);
+        await yieldToSync();
         continue;
       }
       if (file.inTransaction) {
