@@ -11,7 +11,7 @@ import pLimit from 'p-limit';
  * work, but 32 MiB of memory per hash instead of 128 MiB, which a gateway
  * process can afford. The hash runs on libuv's thread pool, never on the
  * event loop, and at most two at once: the pool has four threads, and the
- * WAL's fsyncs (every durable answer), file writes and DNS lookups need
+ * WAL fsyncs of the event loop's writes, file writes and DNS lookups need
  * them too. A flood of sign-ins or SMPP binds waits its turn here instead
  * of holding every thread for a tenth of a second each.
  *

@@ -23,10 +23,9 @@ export interface SqliteThreadOptions {
   path: string;
   autocheckpointPages: number;
   /**
-   * Jobs' commits are made durable by the thread itself: an fsync of the
-   * WAL after the commit, before the answer (FULL durability), while the
-   * thread runs the next jobs. The event loop's queries and transactions
-   * still wait for WalSync.
+   * Jobs' commits are made durable on the thread itself: an fsync of the
+   * WAL right after the commit, before the answer (FULL durability). The
+   * event loop's queries and transactions still wait for WalSync.
    */
   syncJobs: boolean;
 }

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync } from 'node:fs';
+import { closeSync, fdatasyncSync, openSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData, type MessagePort } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import type { DatabaseConnection, Kysely } from 'kysely';
@@ -165,7 +165,7 @@ async function loadJob(request: JobRequest): Promise<Job<unknown, unknown>> {
  * (the outbox's index pages are changed by nearly every job), where a commit
  * per job wrote them again each time.
  */
-async function runJobs(group: JobRequest[]): Promise<{ replies: Reply[]; wrote: boolean }> {
+async function runJobs(group: JobRequest[]): Promise<Reply[]> {
   written = false;
   const outcomes: ({ ok: true; result: unknown } | { ok: false; error: ReturnType<typeof plainError> })[] = [];
   try {
@@ -191,84 +191,46 @@ async function runJobs(group: JobRequest[]): Promise<{ replies: Reply[]; wrote: 
   } catch (err) {
     // Nothing of the group was committed.
     const error = plainError(err);
-    return { replies: group.map((r) => ({ id: r.id, ok: false, error, written, inTransaction: file.inTransaction })), wrote: false };
+    return group.map((r) => ({ id: r.id, ok: false, error, written, inTransaction: file.inTransaction }));
   }
-  return {
-    replies: group.map((r, i) => ({ id: r.id, ...(outcomes[i] as (typeof outcomes)[number]), written, inTransaction: file.inTransaction })),
-    wrote: written,
-  };
+  // Durable before anyone hears of it: the answers leave after the fsync.
+  if (written && options.syncJobs) {
+    try {
+      syncWal();
+    } catch (err) {
+      const error = plainError(err);
+      return group.map((r) => ({ id: r.id, ok: false, error, written, inTransaction: file.inTransaction }));
+    }
+  }
+  const synced = written && options.syncJobs;
+  return group.map((r, i) => ({ id: r.id, ...(outcomes[i] as (typeof outcomes)[number]), written, synced, inTransaction: file.inTransaction }));
 }
 
 /**
- * Durable before anyone hears of it: a job group that wrote is answered
- * after an fsync of the WAL that started after its commit. The fsync runs
- * on libuv's thread pool while this thread goes on with the next groups
- * (their statements no longer wait for the disk); answers leave in the
- * order their requests were run, each after the fsync that covers every
- * commit before it, so no answer tells of a write that is not durable.
- * Done on the event loop thread's side instead (WalSync), each commit's
- * answer crossed to it, then to the pool and back, every crossing waiting
- * for a busy event loop; done here synchronously, the next group waited
- * for the disk (a fifth of this thread's time under an SMPP load).
+ * An fsync of the WAL on this thread, right after a job group's commit.
+ * Jobs are the hot path (accepts, claims, carrier answers, receipts): done
+ * on the event loop thread's side instead (WalSync), each commit's answer
+ * crossed to it, then to libuv's thread pool and back before it was
+ * durable, every crossing waiting for a busy event loop: about 3 ms of an
+ * accept's 8 in a single-receiver load, where the fsync itself takes a
+ * fraction of a millisecond. SQLite with synchronous=FULL does the same
+ * inside its commit; here the statements of the next group wait for it
+ * too, and groups are large under load.
  */
-const held: { seq: number; replies: Reply[]; wrote: boolean }[] = [];
-/** Job groups committed with writes, and how many of them an fsync has covered. */
-let commits = 0;
-let durable = 0;
-let syncing = false;
 let walFd: number | null = null;
-
-function deliver(replies: Reply[], wrote: boolean): void {
-  if (!options.syncJobs) {
-    replies.forEach(send);
-    return;
-  }
-  if (wrote) commits++;
-  if (!wrote && held.length === 0) {
-    replies.forEach(send);
-    return;
-  }
-  held.push({ seq: commits, replies, wrote });
-  syncWal();
-}
-
 function syncWal(): void {
-  if (syncing || commits <= durable) return;
-  syncing = true;
-  const upTo = commits;
-  const done = (err: NodeJS.ErrnoException | null) => {
-    syncing = false;
-    if (err) {
-      // Opened again next time (a WAL replaced under us, a transient error).
-      const fd = walFd;
-      walFd = null;
-      if (fd !== null)
-        try {
-          closeSync(fd);
-        } catch {}
-    }
-    durable = upTo;
-    while (held[0] && held[0].seq <= upTo) {
-      const { replies, wrote } = held.shift() as (typeof held)[number];
-      for (const r of replies) {
-        if (err && wrote) send({ id: r.id, ok: false, error: plainError(err), written: true, inTransaction: r.inTransaction });
-        else send(wrote ? { ...r, synced: true } : r);
-      }
-    }
-    syncWal();
-  };
+  walFd ??= openSync(`${options.path}-wal`, 'r');
   try {
-    walFd ??= openSync(`${options.path}-wal`, 'r');
+    fdatasyncSync(walFd);
   } catch (err) {
-    done(err as NodeJS.ErrnoException);
-    return;
+    // Opened again next time (a WAL replaced under us, a transient error).
+    const fd = walFd;
+    walFd = null;
+    try {
+      closeSync(fd);
+    } catch {}
+    throw err;
   }
-  fdatasync(walFd, done);
-}
-
-/** While an fsync runs, a turn of this thread's event loop between groups: its end is seen and its answers leave. */
-async function yieldToSync(): Promise<void> {
-  if (syncing) await new Promise(setImmediate);
 }
 
 function send(reply: Reply): void {
@@ -302,15 +264,12 @@ async function drain(): Promise<void> {
       for (let m = receiveMessageOnPort(port as MessagePort); m; m = receiveMessageOnPort(port as MessagePort)) inbox.push(m.message as Request);
       if (!file.inTransaction && deferred.length > 0) {
         const group = deferred.splice(0, MAX_GROUP);
-        const { replies, wrote } = await runJobs(group);
-        deliver(replies, wrote);
-        await yieldToSync();
+        (await runJobs(group)).forEach(send);
         continue;
       }
       const next = inbox.shift();
       if (!next) return;
       if (next.op === 'close') {
-        while (syncing || held.length > 0) await new Promise(setImmediate);
         // Kysely, if a job loaded it.
         const jobs = jobKysely ? await jobKysely.catch(() => null) : null;
         await jobs?.destroy();
@@ -318,8 +277,7 @@ async function drain(): Promise<void> {
         return;
       }
       if (next.op === 'query') {
-        deliver([runQuery(next)], false);
-        await yieldToSync();
+        send(runQuery(next));
         continue;
       }
       if (file.inTransaction) {
@@ -328,9 +286,7 @@ async function drain(): Promise<void> {
       }
       const group: JobRequest[] = [next];
       while (group.length < MAX_GROUP && inbox[0]?.op === 'job') group.push(inbox.shift() as JobRequest);
-      const { replies, wrote } = await runJobs(group);
-      deliver(replies, wrote);
-      await yieldToSync();
+      (await runJobs(group)).forEach(send);
     }
   } finally {
     running = false;
