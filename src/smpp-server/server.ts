@@ -231,42 +231,35 @@ export class SmppServer {
     };
     this.binds.add(bind);
     if (this.closing) session.socket.destroy();
-    // A connection that never binds would hold its socket for good: closed after bindTimeoutMs, unless a bind is being checked then.
-    let unbound: NodeJS.Timeout;
-    const closeUnbound = () => {
-      if (bind.type !== null) return;
-      if (bind.binding) {
-        unbound = setTimeout(closeUnbound, this.o.bindTimeoutMs).unref();
-        return;
-      }
-      this.log.debug({ address: bind.address, bindTimeoutMs: this.o.bindTimeoutMs }, 'SMPP connection closed: no bind in time');
-      session.socket.destroy();
-    };
-    unbound = setTimeout(closeUnbound, this.o.bindTimeoutMs).unref();
-    session.socket.once('close', () => clearTimeout(unbound));
     session.on('error', (err: Error) => {
       this.log.debug({ err: err.message, address: bind.address }, 'SMPP connection error');
       session.socket.destroy();
     });
     session.on('close', () => this.onClose(bind));
-    // A bound connection that goes quiet (a client gone without a word, a dead link) would hold one of its
-    // credential's binds for good: unbound and closed after inactivityMs without a PDU from it.
-    let quiet: NodeJS.Timeout;
-    const checkQuiet = () => {
-      const silent = Date.now() - bind.heardAt;
-      // Not bound (yet, or any more): the bind timer's and the unbind's business.
-      if (bind.type === null || silent < this.o.inactivityMs) {
-        quiet = setTimeout(checkQuiet, bind.type === null ? this.o.inactivityMs : this.o.inactivityMs - silent).unref();
+    // One timer a connection, SMPP's two: a connection that never binds would hold its socket for good, closed
+    // bindTimeoutMs after it opened (later while a bind is being checked); a bound one that goes quiet (a client
+    // gone without a word, a dead link) would hold one of its credential's binds, unbound and closed after
+    // inactivityMs without a PDU from it.
+    const opened = Date.now();
+    let timer: NodeJS.Timeout;
+    const watch = () => {
+      const bound = bind.type !== null;
+      const limit = bound ? this.o.inactivityMs : this.o.bindTimeoutMs;
+      const elapsed = Date.now() - (bound ? bind.heardAt : opened);
+      if (elapsed < limit || bind.binding) {
+        timer = setTimeout(watch, bind.binding ? limit : limit - elapsed).unref();
         return;
       }
-      this.log.info(
-        { systemId: bind.credential?.system_id, address: bind.address, inactivityMs: this.o.inactivityMs },
-        'SMPP bind closed: nothing came from it in time',
-      );
-      this.hangUp(bind);
+      if (bound) {
+        this.log.info({ systemId: bind.credential?.system_id, address: bind.address, inactivityMs: limit }, 'SMPP bind closed: nothing came from it in time');
+        this.hangUp(bind);
+      } else {
+        this.log.debug({ address: bind.address, bindTimeoutMs: limit }, 'SMPP connection closed: no bind in time');
+        session.socket.destroy();
+      }
     };
-    quiet = setTimeout(checkQuiet, this.o.inactivityMs).unref();
-    session.socket.once('close', () => clearTimeout(quiet));
+    timer = setTimeout(watch, Math.min(this.o.bindTimeoutMs, this.o.inactivityMs)).unref();
+    session.socket.once('close', () => clearTimeout(timer));
     session.on('pdu', (pdu: Pdu) => {
       bind.heardAt = Date.now();
       try {
