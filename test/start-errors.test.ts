@@ -59,12 +59,14 @@ test('every bad variable on its own line: numbers with their range, text with it
     DISPATCH_BATCH: 'abc',
     GATEWAY_ADMIN_TOKEN: 'short',
     DATABASE_URL: 'mysql://root:hunter2@db/x',
+    HEAP_GROWTH_PERCENT: '-5',
   });
   assert.equal(res.code, 78);
   assert.deepEqual(lines(res.stderr).sort(), [
     'configuration error: DATABASE_URL="mysql://root:***@db/x" must be a PostgreSQL URL: postgres://user:password@host:5432/database (leave it unset to use SQLite)',
     'configuration error: DISPATCH_BATCH="abc" must be a whole number from 1 to 5000',
     'configuration error: GATEWAY_ADMIN_TOKEN=(hidden, 5 characters) must be text of at least 16 characters',
+    'configuration error: HEAP_GROWTH_PERCENT="-5" must be a whole number from 0 to 300',
     'configuration error: LOG_LEVEL="verbose" must be one of fatal, error, warn, info, debug, trace, silent',
     'configuration error: PORT="99999" must be a whole number from 0 to 65535',
   ]);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import rateLimit from '@fastify/rate-limit';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Core } from '../core.ts';
 import { cachedAccountRateLimit } from '../accounts/rate-limits.ts';
 
@@ -41,6 +41,8 @@ export async function accountRateLimit(app: FastifyInstance, core: Core, options
   let redis: Redis | undefined;
   if (config.REDIS_URL) {
     // No offline queue: while Redis is unreachable a count fails at once (and the request goes ahead), rather than wait.
+    // Loaded only then: a process without REDIS_URL does not carry the client.
+    const { Redis } = await import('ioredis');
     redis = new Redis(config.REDIS_URL, { maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false });
     let warned = false;
     redis.on('error', (err: Error) => {

@@ -1,11 +1,11 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type { Socket } from 'node:net';
-import { Agent, buildConnector, request, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
 import { SafeFetchError, addressRefusal, checkUrl, hostAllowed, parseAllowList, type AllowList } from './policy.ts';
 
 export { SafeFetchError, checkUrl, parseAllowList, type AllowList } from './policy.ts';
 
-export type HttpMethod = Dispatcher.HttpMethod;
+export type HttpMethod = Undici.Dispatcher.HttpMethod;
 
 export interface SafeFetchOptions {
   method?: HttpMethod;
@@ -60,15 +60,26 @@ const MAX_REDIRECTS = 3;
  */
 export class SafeFetcher {
   readonly allow: AllowList;
-  private readonly agent: Agent;
+  /** undici, loaded at the first fetch: a process that never calls out does not carry it (about 20 MB). */
+  private client: Promise<{ agent: Undici.Agent; request: typeof Undici.request }> | null = null;
 
   private readonly resolve: Resolver;
+  private readonly connectTimeoutMs: number;
 
   constructor(options: SafeFetcherOptions = {}) {
     this.allow = parseAllowList(options.allow);
     this.resolve = options.resolve ?? systemResolver;
-    const connector = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000, lookup: this.lookup });
-    this.agent = new Agent({
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  }
+
+  private undici(): Promise<{ agent: Undici.Agent; request: typeof Undici.request }> {
+    this.client ??= import('undici').then(({ Agent, buildConnector, request }) => ({ agent: this.agentOf(Agent, buildConnector), request }));
+    return this.client;
+  }
+
+  private agentOf(Agent: typeof Undici.Agent, buildConnector: typeof Undici.buildConnector): Undici.Agent {
+    const connector = buildConnector({ timeout: this.connectTimeoutMs, lookup: this.lookup });
+    return new Agent({
       connect: (opts, callback) => {
         connector(opts, (err, socket) => {
           if (err || !socket) return callback(err ?? new SafeFetchError('NETWORK', 'no socket'), null);
@@ -121,7 +132,7 @@ export class SafeFetcher {
   }
 
   async close(): Promise<void> {
-    await this.agent.close();
+    if (this.client) await (await this.client).agent.close();
   }
 
   private async once(
@@ -133,9 +144,10 @@ export class SafeFetcher {
     options: SafeFetchOptions,
     timeout: AbortSignal,
   ): Promise<SafeResponse> {
+    const { agent, request } = await this.undici();
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(url, { dispatcher: this.agent, method, headers, body, signal, maxRedirections: 0 });
+      res = await request(url, { dispatcher: agent, method, headers, body, signal, maxRedirections: 0 });
     } catch (err) {
       throw asFetchError(err, timeout);
     }

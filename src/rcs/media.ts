@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import sharp from 'sharp';
 import type { Logger } from 'pino';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { DomainError } from '../common/errors.ts';
@@ -82,6 +81,8 @@ export class MediaStore {
       return `the image at ${url} is ${got.contentType || 'of no declared type'}; a card image must be JPEG, PNG, GIF or WebP`;
     let encoded: { data: Buffer; info: { width: number; height: number }; png: boolean };
     try {
+      // Loaded at the first card image: the image library is about 30 MB a process that never makes one does not carry.
+      const { default: sharp } = await import('sharp');
       const image = sharp(got.body, { limitInputPixels: MAX_INPUT_PIXELS, animated: false }).rotate();
       const meta = await image.metadata();
       if (!meta.width || !meta.height) return `the image at ${url} has no dimensions`;
