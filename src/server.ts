@@ -15,8 +15,9 @@ async function main() {
   // Under load most garbage is requests that lived through a few young collections while their commit reached the disk;
   // V8 would let the old generation grow to several times what is alive before collecting it (docs/operations.md, "Memory").
   if (config.HEAP_GROWTH_PERCENT > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.HEAP_GROWTH_PERCENT}`);
-  // Asynchronous writes: under load, log lines (one per request with the access log) share a write instead of one each; flushed at exit.
-  const log = pino({ level: config.LOG_LEVEL }, pino.destination({ dest: 1, sync: false }));
+  // Asynchronous writes of at least 4 KiB or every quarter second: log lines (one per request with the access log) share a
+  // write instead of one each (docs/operations.md, "Access log"); flushed at exit.
+  const log = pino({ level: config.LOG_LEVEL }, pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 }));
   // A database that does not answer or refuses us, a port in use: one line naming the setting (src/start-errors.ts).
   const core = await createCore(config, log).catch((err: unknown) => {
     throw databaseStartError(err, config) ?? err;
