@@ -7,7 +7,9 @@
  *   bind's window of unanswered deliver_sm, leased to this process (due_at
  *   = lease end) so that another process with a bind of the same credential
  *   does not send them too;
- * - deliver_sm_resp ESME_ROK deletes the row; another status puts it back
+ * - deliver_sm_resp ESME_ROK deletes the row (if the delete fails, the row
+ *   is kept in memory and nothing more is taken until it is deleted, so its
+ *   lease ending does not send it again); another status puts it back
  *   for a later attempt (retry schedule below, never given up: the operator
  *   sees what waits in GET /admin/accounts/{id}/smpp-deliveries);
  * - a bind that closes with rows unanswered gives them back at once, ahead
@@ -67,6 +69,8 @@ export class Deliverer {
   private readonly queued = new Set<string>();
   private readonly done: number[] = [];
   private flushing = false;
+  /** A delete of answered deliveries failed: they wait in `done`, and none is taken until they are gone. */
+  private undeleted = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
@@ -148,6 +152,10 @@ export class Deliverer {
   }
 
   private async pump(systemId: string): Promise<void> {
+    if (this.undeleted) {
+      await this.flushDone();
+      if (this.undeleted) return;
+    }
     const receivers = [...(this.receivers.get(systemId) ?? [])];
     let room = receivers.reduce((n, r) => n + Math.max(0, r.window - r.unanswered), 0);
     if (room <= 0) return;
@@ -222,19 +230,28 @@ export class Deliverer {
     return sent;
   }
 
-  /** Answered deliveries are deleted together (one statement for those answered meanwhile). */
+  /**
+   * Answered deliveries are deleted together (one statement for those
+   * answered meanwhile). When the delete fails (a full disk), they are kept
+   * here and nothing more is taken until it succeeds (pump): their leases
+   * end meanwhile, and taken again they would be sent twice.
+   */
   private async flushDone(): Promise<void> {
     if (this.flushing) return;
     this.flushing = true;
     try {
       while (this.done.length > 0) {
-        const ids = this.done.splice(0, 500);
+        const ids = this.done.slice(0, 500);
         try {
           await this.db.deleteFrom('smpp_deliveries').where('id', 'in', ids).execute();
         } catch (err) {
-          // Left leased: sent again once the lease ends (the customer may see it twice).
-          this.log.error({ err }, 'SMPP deliveries: could not delete answered deliveries');
+          if (!this.undeleted) this.log.error({ err }, 'SMPP deliveries: could not delete answered deliveries; kept, and tried again before any other is sent');
+          this.undeleted = true;
+          return;
         }
+        this.done.splice(0, ids.length);
+        if (this.undeleted) this.log.info('SMPP deliveries: the answered deliveries kept are deleted; sending goes on');
+        this.undeleted = false;
       }
     } finally {
       this.flushing = false;
