@@ -161,6 +161,12 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
         return results;
       }) as typeof run;
       const customer = await gw.customer({ balance: 10 });
+      // The dispatcher offers a hand-off only for a connection it holds, with its bind up: on a busy machine that takes a moment after the start.
+      await gw.eventually(
+        () => gw.app.inject({ url: '/readyz' }),
+        (r) => r.statusCode === 200,
+        'the simulator connection held',
+      );
       const res = await gw.call(customer.key, 'POST', '/messages/sms/send', { receivers: receivers(3).map(Number), message: 'straight out' });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const report = await gw.eventually(
