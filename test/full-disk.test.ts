@@ -10,30 +10,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { DIALECT } from './helpers.ts';
-import { http, spawnGateway, until } from './process.ts';
+import { fillDisk, http, spawnGateway, until } from './process.ts';
 import { smscWithCarriersFile } from './carriers-file.ts';
 
 const TOKEN = 'full-disk-operator-token-00000';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
 const FINAL = new Set(['DELIVERED', 'UNDELIVERED', 'EXPIRED', 'FAILED']);
-
-/** Writes zeros until the file system refuses: ENOSPC. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 // The disk is SQLite's: on PostgreSQL the server's disk is not the gateway's to fill.
 test('a full disk: 503 in each envelope, nothing charged for it, nothing sent twice, every receipt written once space is back', {
@@ -95,7 +82,7 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
       () => sim.stats.submits.length,
       (count) => count >= 20,
     );
-    fill(filler);
+    fillDisk(filler);
     let refused = 0;
     for (let i = 0; i < 4000 && refused < 5; i++) {
       const { legacy, res } = await send();

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import net from 'node:net';
 import { createInterface } from 'node:readline';
 
 export interface GatewayProcess {
@@ -70,5 +72,27 @@ export async function until<T>(what: string, read: () => T | Promise<T>, ok: (va
     if (ok(value)) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)?.slice(0, 300)}`);
     await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A loopback port free right now (for a server a test starts as a child process). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+/** Writes zeros to `path` until its file system refuses: ENOSPC. */
+export function fillDisk(path: string): void {
+  const fd = openSync(path, 'w');
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (;;) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
   }
 }

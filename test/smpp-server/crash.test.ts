@@ -6,22 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freshDatabase } from '../helpers.ts';
-import { http, spawnGateway, until } from '../process.ts';
+import { freePort, http, spawnGateway, until } from '../process.ts';
 import { Client } from './helpers.ts';
 
 const TOKEN = 'smpp-crash-operator-token-0000';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 const journalIds = (file: string): string[] =>
   existsSync(file)

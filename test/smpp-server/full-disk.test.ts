@@ -10,39 +10,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DIALECT } from '../helpers.ts';
-import { http, spawnGateway, until } from '../process.ts';
+import { fillDisk, freePort, http, spawnGateway, until } from '../process.ts';
 import { smscWithCarriersFile } from '../carriers-file.ts';
 import { Client } from './helpers.ts';
 
 const TOKEN = 'smpp-full-disk-operator-token-0';
 const ADMIN = { authorization: `Bearer ${TOKEN}` };
 const RSYSERR = 0x08;
-
-/** Writes zeros until the file system refuses: ENOSPC. */
-function fill(path: string): void {
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 // The disk is SQLite's: on PostgreSQL the server's disk is not the gateway's to fill.
 test('a full disk under an SMPP customer: ESME_RSYSERR, the bind kept, every ESME_ROK sent once with its receipt once space is back', {
@@ -111,7 +89,7 @@ test('a full disk under an SMPP customer: ESME_RSYSERR, the bind kept, every ESM
       () => smsc.sim.stats.submits.length,
       (count) => count >= 20,
     );
-    fill(filler);
+    fillDisk(filler);
     for (let i = 0; i < 4000 && refusedTexts.length < 5; i++) await submit();
     assert.ok(refusedTexts.length > 0, 'the full disk refused some submit');
     // Full for longer than a lease, while the SMSC's answers and receipts come.
