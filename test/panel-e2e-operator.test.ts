@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { type SmscSimulator, startSmscSimulator } from '../tools/smsc-sim/server.ts';
+import { startSmppServer } from '../src/smpp-server/server.ts';
 import { DIALECT } from './helpers.ts';
+import { Client } from './smpp-server/helpers.ts';
 import { OPERATOR, type PanelHarness, skipReason, startPanel, text, until } from './panel-browser.ts';
 
 /*
@@ -14,7 +16,8 @@ import { OPERATOR, type PanelHarness, skipReason, startPanel, text, until } from
  * operator token, adds credits to an account, and watches an SMPP carrier
  * connection (to the SMSC simulator on loopback) go down when the SMSC
  * stops and come back up when it starts again, the page refreshing by
- * itself.
+ * itself; gives an account SMPP credentials that a customer's SMPP client
+ * then binds and sends with.
  */
 
 const skip = skipReason();
@@ -187,4 +190,43 @@ test('an operator user added in the console signs in to the console with their o
   const ops = await h.signIn('ops@example.com', 'ops-password-123');
   await ops.getByRole('heading', { level: 1, name: 'Carrier connections' }).waitFor();
   assert.equal(await text(ops.locator('a.brand')), 'Operator console');
+});
+
+test('the operator gives an account SMPP credentials in the console; the customer binds with the password shown once and sends', { skip }, async () => {
+  const customer = await h.gw.customer({ balance: 10 });
+  const server = await startSmppServer(h.gw.core, { port: 0, host: '127.0.0.1' });
+  let client: Client | null = null;
+  try {
+    // Through another page: the list loads again with the account just made.
+    await page.getByRole('link', { name: 'Carriers' }).click();
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    const row = page.locator('tr', { has: page.locator('td', { hasText: new RegExp(`^${customer.accountId}$`) }) });
+    await row.getByRole('button', { name: 'Manage' }).click();
+    const section = page.getByTestId('smpp-credentials');
+    await section.locator('input[name=smppSystemId]').fill('panel01');
+    await section.locator('select[name=smppRoute]').selectOption(String(customer.routeId));
+    await section.getByRole('button', { name: 'Give SMPP credentials' }).click();
+    await page.getByRole('status').filter({ hasText: 'SMPP credentials panel01 created.' }).waitFor();
+    const password = await text(page.getByTestId('smpp-password'));
+    assert.equal(password.length, 8, 'a generated password of 8 characters');
+    await section.locator('tr[data-system-id="panel01"]').waitFor();
+
+    // The customer's SMPP client binds with what the console showed, and its submit is the account's send.
+    client = await Client.connect(server.port);
+    assert.equal((await client.bind('transceiver', 'panel01', password)).command_status, 0);
+    const resp = await client.submit({ destination_addr: '5511999990300', short_message: Buffer.from('from the console') });
+    assert.equal(resp.command_status, 0);
+    const sent = await h.gw.call(customer.key, 'GET', '/reports/messages/sent');
+    assert.ok(sent.body.object.some((m: { id: string }) => m.id === resp.message_id));
+
+    // Removed in the console: no bind any more.
+    await section.locator('tr[data-system-id="panel01"]').getByRole('button', { name: 'remove' }).click();
+    await page.getByRole('status').filter({ hasText: 'SMPP credentials panel01 removed.' }).waitFor();
+    client.close();
+    client = await Client.connect(server.port);
+    assert.notEqual((await client.bind('transceiver', 'panel01', password)).command_status, 0);
+  } finally {
+    client?.close();
+    await server.close();
+  }
 });

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { api, ok } from '../../api.ts';
 import { useI18n } from '../../i18n/index.tsx';
 import { Alert, Card, Field, Loading, Pager, Table, submit, useAction, useLoad } from '../../ui.tsx';
+import { SmppCredentials } from './smpp-credentials.tsx';
 
 const LIMIT = 50;
 
@@ -344,6 +345,7 @@ function AccountDetail({ id, onChanged }: { id: number; onChanged(): void }) {
               </div>
             </form>
           </section>
+          <SmppCredentials accountId={id} routes={granted.data?.records ?? []} />
           <section>
             <h3>{t('accounts.callbacks')}</h3>
             <p className="muted small">{t('accounts.callbacksIntro')}</p>
