@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
 import { concatUdh } from '../../src/carriers/smpp/udh.ts';
-import { DIALECT } from '../helpers.ts';
 import { decodeText } from '../../src/carriers/smpp/encoding.ts';
 import type { Pdu } from '../../src/carriers/smpp/smpp-lib.ts';
-import { Client, bodyText, bound, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
+import { Client, bodyText, bound, refuseWrites, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
 
 const RQUERYFAIL = 0x67;
 const RCANCELFAIL = 0x11;
@@ -130,19 +128,14 @@ describe('an answered delivery that cannot be deleted', () => {
     const g = await smppGateway({ server: { deliveryLeaseMs: 400 } });
     const db = g.gw.core.db.kysely;
     try {
-      if (DIALECT === 'sqlite')
-        await sql`create trigger keep_deliveries before delete on smpp_deliveries begin select raise(abort, 'cannot write'); end`.execute(db);
-      else {
-        await sql`create function keep_deliveries() returns trigger as $$ begin raise exception 'cannot write'; end $$ language plpgsql`.execute(db);
-        await sql`create trigger keep_deliveries before delete on smpp_deliveries for each row execute function keep_deliveries()`.execute(db);
-      }
+      const allow = await refuseWrites(db, 'smpp_deliveries', 'delete');
       const client = await bound(g, 'transceiver');
       const first = await client.submit({ destination_addr: '5511999990220', registered_delivery: 1, short_message: Buffer.from('once') });
       await waitFor(() => client.delivered.length === 1, 'the receipt');
       // Answered ESME_ROK, its row kept by the failing delete, for several leases.
       await new Promise((r) => setTimeout(r, 1500));
       assert.equal(client.delivered.length, 1, 'the answered receipt was not sent again');
-      await sql`drop trigger keep_deliveries${sql.raw(DIALECT === 'sqlite' ? '' : ' on smpp_deliveries')}`.execute(db);
+      await allow();
       await waitFor(async () => (await db.selectFrom('smpp_deliveries').select('id').execute()).length === 0, 'the answered row deleted');
       // And deliveries go on.
       const second = await client.submit({ destination_addr: '5511999990221', registered_delivery: 1, short_message: Buffer.from('next') });
@@ -152,7 +145,6 @@ describe('an answered delivery that cannot be deleted', () => {
         [first.message_id, second.message_id],
       );
     } finally {
-      if (DIALECT === 'postgres') await sql`drop function if exists keep_deliveries cascade`.execute(db).catch(() => undefined);
       await g.close();
     }
   });

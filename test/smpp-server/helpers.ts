@@ -1,9 +1,11 @@
 /** Set-up for the SMPP server tests: a gateway with its SMPP server on loopback, and a customer's SMPP client (the `smpp` package). */
 import net from 'node:net';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../../src/db/tables.ts';
 import tls from 'node:tls';
 import smpp, { type Pdu, type PduParams, type Session } from '../../src/carriers/smpp/smpp-lib.ts';
 import { startSmppServer, type SmppServer, type SmppServerOptions } from '../../src/smpp-server/server.ts';
-import { startGateway, type Customer, type TestGateway } from '../helpers.ts';
+import { DIALECT, startGateway, type Customer, type TestGateway } from '../helpers.ts';
 
 export interface SmppGateway {
   gw: TestGateway;
@@ -152,4 +154,17 @@ export function bodyText(pdu: Pdu): string {
   const payload = pdu.message_payload;
   const b = Buffer.isBuffer(short) && short.length > 0 ? short : Buffer.isBuffer(payload) ? payload : Buffer.alloc(0);
   return b.toString('latin1');
+}
+
+/** Makes every `op` on `table` fail (a trigger, as a full disk would); the returned function lets it work again. */
+export async function refuseWrites(db: Kysely<Database>, table: string, op: 'insert' | 'delete'): Promise<() => Promise<void>> {
+  const name = sql.raw(`refuse_${op}_${table}`);
+  const on = sql.raw(`${op} on ${table}`);
+  if (DIALECT === 'sqlite') {
+    await sql`create trigger ${name} before ${on} begin select raise(abort, 'cannot write'); end`.execute(db);
+    return async () => void (await sql`drop trigger ${name}`.execute(db));
+  }
+  await sql`create function ${name}() returns trigger as $$ begin raise exception 'cannot write'; end $$ language plpgsql`.execute(db);
+  await sql`create trigger ${name} before ${on} for each row execute function ${name}()`.execute(db);
+  return async () => void (await sql`drop function ${name} cascade`.execute(db));
 }

@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
-import { DIALECT } from '../helpers.ts';
-import { bodyText, bound, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
+import { bodyText, bound, refuseWrites, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
 
 const S = {
   RINVMSGLEN: 0x01,
@@ -186,16 +184,11 @@ describe('the outbox cannot write', () => {
     const g = await smppGateway();
     const db = g.gw.core.db.kysely;
     try {
-      if (DIALECT === 'sqlite')
-        await sql`create trigger refuse_messages before insert on messages begin select raise(abort, 'outbox cannot write'); end`.execute(db);
-      else {
-        await sql`create function refuse_messages() returns trigger as $$ begin raise exception 'outbox cannot write'; end $$ language plpgsql`.execute(db);
-        await sql`create trigger refuse_messages before insert on messages for each row execute function refuse_messages()`.execute(db);
-      }
+      const allow = await refuseWrites(db, 'messages', 'insert');
       const client = await bound(g);
       const refused = await client.submit({ destination_addr: '5511999990150', short_message: Buffer.from('x') });
       assert.equal(refused.command_status, S.RSYSERR);
-      await sql`drop trigger refuse_messages${sql.raw(DIALECT === 'sqlite' ? '' : ' on messages')}`.execute(db);
+      await allow();
       const ok = await client.submit({ destination_addr: '5511999990150', short_message: Buffer.from('x') });
       assert.equal(ok.command_status, 0);
     } finally {
