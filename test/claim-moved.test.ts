@@ -4,7 +4,7 @@ import type { Db } from '../src/db/database.ts';
 import { claimJob, type ClaimRequest } from '../src/dispatch/claim.ts';
 import { acceptJob } from '../src/messaging/accept.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { freshDatabase, insertTestAccount, insertTestRoute, openTestStore, type TestDatabase } from './helpers.ts';
+import { freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * A receiver's order across the legs of a route (src/dispatch/claim.ts,
@@ -38,19 +38,7 @@ beforeEach(() => {
 async function queue(receiver: string, count: number, account = accountId): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const [result] = await db.run(acceptJob, [
-      {
-        accountId: account,
-        route,
-        source: 'gateway',
-        content: `m${i}`,
-        tag: null,
-        custom: null,
-        sender: null,
-        scheduleAt: null,
-        items: [{ receiver, content: `m${i}`, segments: 1, tag: null, custom: null, payload: null }],
-      },
-    ]);
+    const [result] = await db.run(acceptJob, [oneSms(account, route, receiver, `m${i}`)]);
     assert.ok(result && !('refused' in result));
     const row = await db.kysely
       .selectFrom('messages')

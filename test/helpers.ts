@@ -9,6 +9,7 @@ import { createCore, type Core, type CoreOptions } from '../src/core.ts';
 import { buildApp } from '../src/app.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import type { RouteRow } from '../src/db/tables.ts';
+import type { AcceptInput } from '../src/messaging/accept.ts';
 
 /** The database every test file runs against: SQLite, or PostgreSQL when TEST_DATABASE_URL is set. */
 export const DIALECT = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -82,6 +83,21 @@ export function insertTestRoute(db: Db, connector: string): Promise<RouteRow> {
     } as never)
     .returningAll()
     .executeTakeFirstOrThrow();
+}
+
+/** A send request of one SMS of one segment, now, as the accept job takes it (src/messaging/accept.ts). */
+export function oneSms(accountId: number, route: RouteRow, receiver: string, content = 'hello'): AcceptInput {
+  return {
+    accountId,
+    route,
+    source: 'gateway',
+    content,
+    tag: null,
+    custom: null,
+    sender: null,
+    scheduleAt: null,
+    items: [{ receiver, content, segments: 1, tag: null, custom: null, payload: null }],
+  };
 }
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';

@@ -4,7 +4,7 @@ import type { Db } from '../src/db/database.ts';
 import type { MessageStatus } from '../src/db/tables.ts';
 import { acceptJob } from '../src/messaging/accept.ts';
 import { waitingMessages } from '../src/messaging/outbox.ts';
-import { freshDatabase, insertTestAccount, insertTestRoute, openTestStore, type TestDatabase } from './helpers.ts';
+import { freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * The outbox depth (`gateway_outbox_messages`, GET /admin/cluster): waiting
@@ -40,19 +40,7 @@ test('waiting messages are counted per connection and status, across accounts, f
   for (const [route, status, count] of wanted) {
     for (let i = 0; i < count; i++) {
       const receiver = String(phone++);
-      const [result] = await db.run(acceptJob, [
-        {
-          accountId: accounts[i % 2] as number,
-          route: routes[route],
-          source: 'gateway',
-          content: 'hello',
-          tag: null,
-          custom: null,
-          sender: null,
-          scheduleAt: null,
-          items: [{ receiver, content: 'hello', segments: 1, tag: null, custom: null, payload: null }],
-        },
-      ]);
+      const [result] = await db.run(acceptJob, [oneSms(accounts[i % 2] as number, routes[route], receiver)]);
       assert.ok(result && !('refused' in result));
       await db.kysely.updateTable('messages').set({ status }).where('receiver', '=', receiver).execute();
     }

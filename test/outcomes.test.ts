@@ -5,7 +5,7 @@ import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
 
 /**
  * Outcomes written in one batch (src/messaging/outcomes.ts): a submit answer
@@ -42,18 +42,7 @@ after(async () => {
 
 /** A message being sent (SENDING, as the dispatcher leaves it): its id. */
 async function sending(): Promise<string> {
-  const input: AcceptInput = {
-    accountId,
-    route,
-    source: 'gateway',
-    content: 'hello',
-    tag: null,
-    custom: null,
-    sender: null,
-    scheduleAt: null,
-    handoff: { owner: 'dispatcher-1', leaseMs: 60_000, count: 1, holdBack: [] },
-    items: [{ receiver: String(phone++), content: 'hello', segments: 1, tag: null, custom: null, payload: null }],
-  };
+  const input: AcceptInput = { ...oneSms(accountId, route, String(phone++)), handoff: { owner: 'dispatcher-1', leaseMs: 60_000, count: 1, holdBack: [] } };
   const [result] = await db.run(acceptJob, [input]);
   assert.ok(result && !('refused' in result) && result.handedOff.length === 1);
   return result.handedOff[0]?.[1] as string;
