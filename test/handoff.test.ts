@@ -183,4 +183,41 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
       await gw.close();
     }
   });
+
+  it("the carrier's accepted answers lead to no claim while every message is handed off (only the poll claims)", async () => {
+    const POLL_MS = 1000;
+    const gw = await startGateway({ DISPATCH_POLL_MS: String(POLL_MS) }, {}, undefined);
+    try {
+      const claims: number[] = [];
+      const run = gw.core.db.run;
+      gw.core.db.run = (async (job: Job<unknown, unknown>, items: unknown[]) => {
+        if (job === claimJob) claims.push(Date.now());
+        return run(job, items);
+      }) as typeof run;
+      const customer = await gw.customer({ balance: 10 });
+      await gw.eventually(
+        () => gw.app.inject({ url: '/readyz' }),
+        (r) => r.statusCode === 200,
+        'the simulator connection held',
+      );
+      // One message at a time, each sent and answered before the next: every one handed off, the outbox empty.
+      const REQUESTS = 30;
+      const started = Date.now();
+      for (let i = 0; i < REQUESTS; i++) {
+        const res = await gw.call(customer.key, 'POST', '/messages/sms/send', { receivers: receivers(1).map(Number), message: `one at a time ${i}` });
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        await gw.eventually(
+          () => gw.call(customer.key, 'GET', `/reports/messages/sent?requestId=${String(res.headers['x-request-id'])}`),
+          (r) => r.body.object?.[0]?.status === 'SENT' || r.body.object?.[0]?.status === 'DELIVERED',
+          `message ${i} sent`,
+        );
+      }
+      const during = claims.filter((t) => t >= started).length;
+      // Before: a claim after each answer written (at least REQUESTS). Now: the poll's, one a POLL_MS, and one after a wake at most.
+      const bound = Math.ceil((Date.now() - started) / POLL_MS) + 2;
+      assert.ok(during <= bound, `${during} claims for ${REQUESTS} messages handed off (at most ${bound} expected)`);
+    } finally {
+      await gw.close();
+    }
+  });
 });

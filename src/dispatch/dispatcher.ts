@@ -80,6 +80,12 @@ export class Dispatcher {
   private readonly registry: Registry;
   /** Other dispatchers on the database, not known to be gone: while there are, nothing is handed off at accept (see reserve). */
   private others = 0;
+  /**
+   * Connectors whose last claim took fewer messages than it could (nothing
+   * more was due for them) and nothing since has said otherwise (a wake).
+   * Their carriers' accepted answers need no claim after them (see send).
+   */
+  private readonly drained = new Set<string>();
 
   constructor(
     private readonly db: Db,
@@ -133,6 +139,7 @@ export class Dispatcher {
 
   /** Called after new messages were committed, so they go out without waiting for the next poll. */
   wake(): void {
+    this.drained.clear();
     this.waker.wake();
   }
 
@@ -281,7 +288,10 @@ export class Dispatcher {
       try {
         if (await this.leases.upElsewhere(name)) continue;
         const [moved] = await this.db.run(failOverConnectionJob, [{ connector: name, now }]);
-        if (moved) this.log.warn({ connector: name, messages: moved, downMs: now - since }, 'carrier connection down: moved its messages to the next legs');
+        if (moved) {
+          this.log.warn({ connector: name, messages: moved, downMs: now - since }, 'carrier connection down: moved its messages to the next legs');
+          this.wake();
+        }
       } catch (err) {
         this.log.error({ err, connector: name }, 'could not move the messages of a connection that is down; trying again');
       }
@@ -391,7 +401,9 @@ export class Dispatcher {
         sender: null,
       }));
     const results: Promise<void>[] = [];
+    let allAccepted = behind.length === 0;
     const onResult = (id: string, result: SubmitResult) => {
+      if (!result.ok) allAccepted = false;
       this.inFlight.answered(carrier.name);
       const row = byId.get(id);
       if (!result.ok && result.retry && row) this.inFlight.handBack(carrier.name, row);
@@ -416,7 +428,10 @@ export class Dispatcher {
       .then(() => {
         for (const r of rows) this.inFlight.release(r.id); // any the carrier never answered: their lease expires
         // Written: the carrier has room again, and later messages of these receivers may be claimed now.
-        this.wake();
+        // Not when the carrier took them all and the last claim found nothing more due: a claim would find
+        // nothing either (about one claim per outcome batch when accepts hand every message off).
+        // A message handed back, refused or moved (an RCS message falling back to SMS) wakes every loop.
+        if (!allAccepted || results.length < rows.length || !this.drained.has(carrier.name)) this.wake();
       });
     this.inflight.add(task);
     void task.finally(() => this.inflight.delete(task));
@@ -485,6 +500,8 @@ export class Dispatcher {
       handedBack: [...this.inFlight.firstHandedBack(connector)],
     };
     const [rows] = await this.db.run(claimJob, [request]);
+    if ((rows?.length ?? 0) < limit) this.drained.add(connector);
+    else this.drained.delete(connector);
     this.inFlight.hold(connector, rows ?? [], () => now + this.options.leaseMs);
     return rows ?? [];
   }

@@ -18,9 +18,9 @@ import { isRcsPayload, type RcsPayload } from '../carriers/rcs-message.ts';
  * balance cannot cover what the SMS costs more than the RCS message did: the
  * caller then fails and refunds the message as for any refusal.
  *
- * The dispatcher wakes once the results of a submit are written (the same
- * waker for every connector), so the re-queued message goes out at once;
- * otherwise its next poll takes it.
+ * The dispatcher wakes once the results of a submit with a refusal are
+ * written (the same waker for every connector), so the re-queued message
+ * goes out at once; otherwise its next poll takes it.
  */
 export async function fallBackToSms(tx: Transaction<Database>, messageId: string, now: number): Promise<boolean> {
   // A write that changes nothing but, on PostgreSQL, locks the row (and
