@@ -82,8 +82,9 @@ export class Dispatcher {
   private others = 0;
   /**
    * Connectors whose last claim took fewer messages than it could (nothing
-   * more was due for them) and nothing since has said otherwise (a wake).
-   * Their carriers' accepted answers need no claim after them (see send).
+   * more was due for them), while no other dispatcher shared the database,
+   * and nothing since has said otherwise (a wake). Their carriers' accepted
+   * answers need no claim after them (see send).
    */
   private readonly drained = new Set<string>();
 
@@ -500,7 +501,8 @@ export class Dispatcher {
       handedBack: [...this.inFlight.firstHandedBack(connector)],
     };
     const [rows] = await this.db.run(claimJob, [request]);
-    if ((rows?.length ?? 0) < limit) this.drained.add(connector);
+    // With other dispatchers, their leased rows can hold a claim short of what is due (and nothing is handed off): always claim again.
+    if ((rows?.length ?? 0) < limit && this.others === 0) this.drained.add(connector);
     else this.drained.delete(connector);
     this.inFlight.hold(connector, rows ?? [], () => now + this.options.leaseMs);
     return rows ?? [];
