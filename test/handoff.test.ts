@@ -5,7 +5,7 @@ import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Hand
 import { claimJob } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, startGateway, type TestDatabase } from './helpers.ts';
+import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, startGateway, type TestDatabase, type TestGateway } from './helpers.ts';
 
 /**
  * Handoff (src/messaging/accept.ts, Dispatcher.reserve): an accept writes
@@ -149,24 +149,36 @@ describe(`accept with a handoff offer (${DIALECT})`, () => {
   });
 });
 
+/** Calls `seen` with the results of each claim the gateway's dispatcher runs. */
+function watchClaims(gw: TestGateway, seen: (results: unknown[]) => void): void {
+  const run = gw.core.db.run;
+  gw.core.db.run = (async (job: Job<unknown, unknown>, items: unknown[]) => {
+    const results = await run(job, items);
+    if (job === claimJob) seen(results);
+    return results;
+  }) as typeof run;
+}
+
+/** A customer, once the simulator connection is held: the dispatcher offers a hand-off only for a connection with its bind up (on a busy machine, a moment after the start). */
+async function readyCustomer(gw: TestGateway) {
+  const customer = await gw.customer({ balance: 10 });
+  await gw.eventually(
+    () => gw.app.inject({ url: '/readyz' }),
+    (r) => r.statusCode === 200,
+    'the simulator connection held',
+  );
+  return customer;
+}
+
 describe(`the gateway hands accepted messages to an idle carrier without a claim (${DIALECT})`, () => {
   it('messages go out and are delivered, and no claim ever returns them', async () => {
     const gw = await startGateway({}, {}, undefined);
     try {
       const claimed = new Set<string>();
-      const run = gw.core.db.run;
-      gw.core.db.run = (async (job: Job<unknown, unknown>, items: unknown[]) => {
-        const results = await run(job, items);
-        if (job === claimJob) for (const rows of results) if (Array.isArray(rows)) for (const r of rows) claimed.add((r as { id: string }).id);
-        return results;
-      }) as typeof run;
-      const customer = await gw.customer({ balance: 10 });
-      // The dispatcher offers a hand-off only for a connection it holds, with its bind up: on a busy machine that takes a moment after the start.
-      await gw.eventually(
-        () => gw.app.inject({ url: '/readyz' }),
-        (r) => r.statusCode === 200,
-        'the simulator connection held',
-      );
+      watchClaims(gw, (results) => {
+        for (const rows of results) if (Array.isArray(rows)) for (const r of rows) claimed.add((r as { id: string }).id);
+      });
+      const customer = await readyCustomer(gw);
       const res = await gw.call(customer.key, 'POST', '/messages/sms/send', { receivers: receivers(3).map(Number), message: 'straight out' });
       assert.equal(res.status, 200, JSON.stringify(res.body));
       const report = await gw.eventually(
@@ -189,17 +201,8 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
     const gw = await startGateway({ DISPATCH_POLL_MS: String(POLL_MS) }, {}, undefined);
     try {
       const claims: number[] = [];
-      const run = gw.core.db.run;
-      gw.core.db.run = (async (job: Job<unknown, unknown>, items: unknown[]) => {
-        if (job === claimJob) claims.push(Date.now());
-        return run(job, items);
-      }) as typeof run;
-      const customer = await gw.customer({ balance: 10 });
-      await gw.eventually(
-        () => gw.app.inject({ url: '/readyz' }),
-        (r) => r.statusCode === 200,
-        'the simulator connection held',
-      );
+      watchClaims(gw, () => claims.push(Date.now()));
+      const customer = await readyCustomer(gw);
       // One message at a time, each sent and answered before the next: every one handed off, the outbox empty.
       const REQUESTS = 30;
       const started = Date.now();
