@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, test } from 'node:test';
+import { beforeEach, test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { claimJob, type ClaimRequest } from '../src/dispatch/claim.ts';
 import { acceptJob } from '../src/messaging/accept.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
+import { insertTestAccount, insertTestRoute, oneSms, withFreshStore } from './helpers.ts';
 
 /**
  * A receiver's order across the legs of a route (src/dispatch/claim.ts,
@@ -12,23 +12,17 @@ import { freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStor
  * message whose receiver has an earlier one that must go first on another
  * connection; another account's messages never hold one back.
  */
-let fresh: TestDatabase;
 let db: Db;
 let accountId: number;
 let otherAccountId: number;
 let route: RouteRow;
 let phone = 5511930000000;
 
-before(async () => {
-  fresh = await freshDatabase();
-  db = await openTestStore(fresh);
+withFreshStore(async (opened) => {
+  db = opened;
   accountId = await insertTestAccount(db, 'Claim order');
   otherAccountId = await insertTestAccount(db, 'Someone else');
   route = await insertTestRoute(db, 'primary');
-});
-after(async () => {
-  await db.close();
-  await fresh.drop();
 });
 beforeEach(() => {
   phone += 10;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,22 +12,16 @@ import { openDatabase, type Db } from '../src/db/database.ts';
 import { DomainError } from '../src/common/errors.ts';
 import { acceptJob, refusalError, type AcceptRefusal } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
-import { DIALECT, freshDatabase, openTestStore, type TestDatabase } from './helpers.ts';
+import { DIALECT, withFreshStore } from './helpers.ts';
 
 /**
  * The database layer itself, on whichever database the suite runs on. On
  * SQLite the connection lives on its own thread (src/db/sqlite-thread.ts):
  * queries, transactions and jobs cross to it and back.
  */
-let fresh: TestDatabase;
 let db: Db;
-before(async () => {
-  fresh = await freshDatabase();
-  db = await openTestStore(fresh);
-});
-after(async () => {
-  await db.close();
-  await fresh.drop();
+withFreshStore((opened) => {
+  db = opened;
 });
 
 const account = (name: string, balance: number) => ({ name, role: 'CUSTOMER' as const, balance, timezone: 'UTC', active: 1, created_at: Date.now() });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, it } from 'node:test';
+import { beforeEach, describe, it } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
 import { claimJob } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestStore, startGateway, type TestDatabase, type TestGateway } from './helpers.ts';
+import { DIALECT, insertTestAccount, insertTestRoute, withFreshStore, startGateway, type TestGateway } from './helpers.ts';
 
 /**
  * Handoff (src/messaging/accept.ts, Dispatcher.reserve): an accept writes
@@ -13,19 +13,13 @@ import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, openTestSto
  * them without a claim, but never one that would overtake an earlier message
  * of its receiver still waiting in the outbox.
  */
-let fresh: TestDatabase;
 let db: Db;
 let accountId: number;
 let route: RouteRow;
 let phone = 5511930000000;
-before(async () => {
-  fresh = await freshDatabase();
-  db = await openTestStore(fresh);
+withFreshStore(async (opened) => {
+  db = opened;
   accountId = await insertTestAccount(db, 'Handoff');
-});
-after(async () => {
-  await db.close();
-  await fresh.drop();
 });
 
 const LEASE = 60_000;

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import pg from 'pg';
 import pino from 'pino';
 import type { FastifyInstance, InjectOptions } from 'fastify';
@@ -18,6 +19,25 @@ export interface TestDatabase {
   env: Record<string, string>;
   pgSchema?: string;
   drop(): Promise<void>;
+}
+
+/**
+ * A fresh database and a store on it for the calling test file: opened
+ * before its tests (then `opened` runs: keep the store, add what the tests
+ * share), closed and dropped after them.
+ */
+export function withFreshStore(opened: (db: Db) => void | Promise<void>): void {
+  let fresh: TestDatabase | undefined;
+  let db: Db | undefined;
+  before(async () => {
+    fresh = await freshDatabase();
+    db = await openTestStore(fresh);
+    await opened(db);
+  });
+  after(async () => {
+    await db?.close();
+    await fresh?.drop();
+  });
 }
 
 /** A fresh database: a temporary data directory, and on PostgreSQL a fresh schema. */

@@ -1,26 +1,20 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import type { MessageStatus } from '../src/db/tables.ts';
 import { acceptJob } from '../src/messaging/accept.ts';
 import { waitingMessages } from '../src/messaging/outbox.ts';
-import { freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
+import { insertTestAccount, insertTestRoute, oneSms, withFreshStore } from './helpers.ts';
 
 /**
  * The outbox depth (`gateway_outbox_messages`, GET /admin/cluster): waiting
  * messages per connection and status, every account's, finished ones left
  * out, a status with none left out (src/messaging/outbox.ts).
  */
-let fresh: TestDatabase;
 let db: Db;
 
-before(async () => {
-  fresh = await freshDatabase();
-  db = await openTestStore(fresh);
-});
-after(async () => {
-  await db.close();
-  await fresh.drop();
+withFreshStore((opened) => {
+  db = opened;
 });
 
 test('waiting messages are counted per connection and status, across accounts, finished ones not', async () => {

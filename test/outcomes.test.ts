@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, oneSms, openTestStore, type TestDatabase } from './helpers.ts';
+import { DIALECT, insertTestAccount, insertTestRoute, oneSms, withFreshStore } from './helpers.ts';
 
 /**
  * Outcomes written in one batch (src/messaging/outcomes.ts): a submit answer
@@ -15,7 +15,6 @@ import { DIALECT, freshDatabase, insertTestAccount, insertTestRoute, oneSms, ope
  * cover (receipts that overtook their answer, two receipts of one id, a
  * message sent in parts, a message no longer being sent) goes the usual way.
  */
-let fresh: TestDatabase;
 let db: Db;
 let accountId: number;
 let route: RouteRow;
@@ -23,9 +22,8 @@ let phone = 5511940000000;
 let carrierSeq = 1;
 const CONNECTOR = 'outcomes-test';
 
-before(async () => {
-  fresh = await freshDatabase();
-  db = await openTestStore(fresh);
+withFreshStore(async (opened) => {
+  db = opened;
   accountId = await insertTestAccount(db, 'Outcomes');
   // A status callback: status changes of the account are logged (status_log), as webhooks need them.
   await db.kysely
@@ -34,10 +32,6 @@ before(async () => {
     .values({ account_id: accountId, reply_url: null, status_url: 'https://example.com/status', updated_at: Date.now() })
     .execute();
   route = await insertTestRoute(db, CONNECTOR);
-});
-after(async () => {
-  await db.close();
-  await fresh.drop();
 });
 
 /** A message being sent (SENDING, as the dispatcher leaves it): its id. */
