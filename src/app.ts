@@ -3,7 +3,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { sql } from 'kysely';
 import type { Core } from './core.ts';
-import { validatorCompiler } from './http/validation.ts';
+import { schemaErrorFormatter, validatorCompiler } from './http/validation.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
 import { gatewayErrorHandler } from './http/gateway/envelope.ts';
 import { PARSER_HEAD_LIMIT, clientErrorHandler, headRefusal, refuseLargeHeads, sendRefusal } from './http/malformed.ts';
@@ -55,6 +55,7 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
       return sendRefusal(reply, url, headRefusal(request.raw) ?? { status: 400, text: `Malformed request: ${error.message}` });
     },
     logController: new LogController({ disableRequestLogging: true }),
+    schemaErrorFormatter,
   });
   app.setValidatorCompiler(validatorCompiler);
   // Before any route or plugin: they all inherit these. Routes outside the three interfaces' plugins
