@@ -1,6 +1,7 @@
 import { test, before, after, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { startGateway, ADMIN_TOKEN, type TestGateway, type Customer } from './helpers.ts';
+import { schemaErrorFormatter } from '../src/http/validation.ts';
 
 /**
  * Refusing a bad body costs time linear in its size, and the answer stays
@@ -166,4 +167,21 @@ test('operator API: contact group numbers full of non-strings', async (t) => {
     assert.match(a.body.error, /^numbers/);
     assert.ok(a.body.error.split('; ').length <= MAX_LINES, `${a.body.error.split('; ').length} lines`);
   });
+});
+
+test("a refusal's error is made without a stack (the interfaces write their own text from the problems)", async () => {
+  const depth = Error.stackTraceLimit;
+  const error = schemaErrorFormatter([], 'body');
+  assert.equal(error.message, 'body does not match its schema');
+  assert.equal(error.stack?.split('\n').length, 1, 'no frames captured');
+  assert.equal(Error.stackTraceLimit, depth, 'the limit is given back');
+  // And a refused request still names what to fix.
+  const res = await gw.app.inject({
+    method: 'POST',
+    url: '/messages/sms/send',
+    headers: { 'x-api-key': alice.key },
+    payload: { receivers: [5511999998888], message: '', route: alice.routeId },
+  });
+  assert.equal(res.statusCode, 400);
+  assert.match(res.json<{ errors: string[] }>().errors.join(' '), /message/);
 });
