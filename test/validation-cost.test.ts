@@ -176,12 +176,7 @@ test("a refusal's error is made without a stack (the interfaces write their own 
   assert.equal(error.stack?.split('\n').length, 1, 'no frames captured');
   assert.equal(Error.stackTraceLimit, depth, 'the limit is given back');
   // And a refused request still names what to fix.
-  const res = await gw.app.inject({
-    method: 'POST',
-    url: '/messages/sms/send',
-    headers: { 'x-api-key': alice.key },
-    payload: { receivers: [5511999998888], message: '', route: alice.routeId },
-  });
-  assert.equal(res.statusCode, 400);
-  assert.match(res.json<{ errors: string[] }>().errors.join(' '), /message/);
+  const res = await gw.call(alice.key, 'POST', '/messages/sms/send', { receivers: [5511999998888], message: '', route: alice.routeId });
+  assert.equal(res.status, 400);
+  assert.match((res.body.errors as string[]).join(' '), /message/);
 });
