@@ -187,6 +187,23 @@ function table(title: string, results: Map<Kind, Figures>): string {
   return [title, ...lines.map((l) => `  ${l.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')}`)].join('\n');
 }
 
+/** What the gateway is held to against Kannel in each load: the end-to-end rate, with every message durable, in bounded memory. */
+const TARGET_RATIO = 1.5;
+const RSS_BOUND_MB = 300;
+
+function verdicts(results: Map<Kind, Figures>): Array<{ text: string; met: boolean }> {
+  const kannel = results.get('kannel');
+  if (!kannel || kannel.endToEnd <= 0) return [];
+  return [...results]
+    .filter(([kind]) => kind !== 'kannel')
+    .map(([kind, f]) => {
+      const ratio = f.endToEnd / kannel.endToEnd;
+      const met = ratio >= TARGET_RATIO && f.peakRssMb < RSS_BOUND_MB;
+      const rss = f.peakRssMb < RSS_BOUND_MB ? `peak RSS ${f.peakRssMb.toFixed(0)} MB` : `peak RSS ${f.peakRssMb.toFixed(0)} MB, over ${RSS_BOUND_MB}`;
+      return { text: `${kind}: end to end ${ratio.toFixed(2)}x Kannel, ${rss}: target ${met ? 'met' : 'NOT met'}`, met };
+    });
+}
+
 async function main(): Promise<void> {
   if (!wrkProgram()) {
     console.error(`bench:peer needs wrk: ${WRK_INSTALL}`);
@@ -198,6 +215,7 @@ async function main(): Promise<void> {
     kinds.splice(kinds.indexOf('kannel'), 1);
   }
   const t0 = performance.now();
+  const tally: boolean[] = [];
   const sink = await startSink();
   const say = (text: string): void => void process.stdout.write(`${text}\n`);
   say(
@@ -218,7 +236,13 @@ async function main(): Promise<void> {
         }
       }
       say(table(`\n-c${connections}, ${perRequest} receiver${perRequest === 1 ? '' : 's'} a request:`, results));
+      for (const line of verdicts(results)) {
+        say(`  ${line.text}`);
+        tally.push(line.met);
+      }
     }
+    if (tally.length > 0)
+      say(`\ntargets (end to end >= ${TARGET_RATIO}x Kannel, peak RSS < ${RSS_BOUND_MB} MB): met in ${tally.filter(Boolean).length} of ${tally.length} loads`);
     say(`\n(took ${((performance.now() - t0) / 1000).toFixed(0)} s)`);
   } finally {
     sink.stop();
