@@ -180,14 +180,13 @@ export async function createCore(config: Config, log: Logger, options: CoreOptio
         if ('refused' in answer) throw refusalError(answer);
         result = answer;
       } catch (err) {
-        if (handoff) dispatcher.release(connector, handoff.count);
+        if (handoff) dispatcher.release(handoff);
         throw err;
       }
       if (handoff) {
         const channel = input.route.channel;
         dispatcher.adopt(
-          connector,
-          handoff.count,
+          handoff,
           result.handedOff.map(([index, id]) => {
             const item = input.items[index] as AcceptItem;
             return { id, receiver: item.receiver, content: item.content, channel, payload: item.payload, attempts: 1, schedule_at: result.scheduleAt };

@@ -1,53 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../src/carriers/carrier.ts';
 import { claimJob, renewJob, type ClaimRequest } from '../src/dispatch/claim.ts';
 import { freshDatabase, startGateway, type TestGateway } from './helpers.ts';
-
-/** A carrier that answers only when told to: it keeps a message past its lease. */
-class HoldingCarrier implements Carrier {
-  readonly name = 'holding';
-  // Two binds: each of two dispatchers on one database holds one and claims (src/dispatch/connection-leases.ts).
-  readonly maxBinds = 2;
-  readonly channels = ['SMS'] as const;
-  readonly submitted: string[] = [];
-  /** Each submit still unanswered (a message sent twice is here twice). */
-  private waiting: { id: string; answer: (result: SubmitResult) => void }[] = [];
-  up = true;
-
-  constructor(private readonly window = 10) {}
-
-  async start(_events: CarrierEvents): Promise<void> {}
-  async stop(): Promise<void> {}
-  ready(): boolean {
-    return this.up;
-  }
-  capacity(): number {
-    return this.window - this.waiting.length;
-  }
-  submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void> {
-    const answered = messages.map((m) => {
-      this.submitted.push(m.receiver);
-      return new Promise<void>((resolve) =>
-        this.waiting.push({
-          id: m.id,
-          answer: (result) => {
-            onResult(m.id, result);
-            resolve();
-          },
-        }),
-      );
-    });
-    return Promise.all(answered).then(() => undefined);
-  }
-  answer(id: string): void {
-    for (const w of this.waiting.filter((w) => w.id === id)) w.answer({ ok: true, carrierIds: [`c-${id}`] });
-    this.waiting = this.waiting.filter((w) => w.id !== id);
-  }
-  held(): string[] {
-    return this.waiting.map((w) => w.id);
-  }
-}
+import { HoldingCarrier } from './holding-carrier.ts';
 
 /** An account with a route on the holding carrier, and its API key. */
 async function holdingCustomer(gw: TestGateway, name: string): Promise<{ key: string; route: number }> {

@@ -77,6 +77,8 @@ export class Dispatcher {
   private renewing = false;
   /** Held, handed back, reserved and unwritten messages, per connector (see InFlight). */
   private readonly inFlight = new InFlight();
+  /** Reservations made for accepts (see reserve), until released or adopted. */
+  private readonly reservations = new WeakMap<Handoff, { connector: string; ticket: number }>();
   private readonly registry: Registry;
   /** Other dispatchers on the database, not known to be gone: while there are, nothing is handed off at accept (see reserve). */
   private others = 0;
@@ -347,28 +349,35 @@ export class Dispatcher {
     if (!this.running || this.others > 0 || !carrier || !carrier.ready() || wanted <= 0) return null;
     const count = Math.min(wanted, this.room(carrier));
     if (count <= 0) return null;
-    this.inFlight.reserve(connector, count);
+    const ticket = this.inFlight.reserve(connector, count);
     // Receivers with a message handed back for a retry, or held past its lease (due again in the outbox, where a claim would wait for it too).
-    return { connector, owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
+    const handoff = { connector, owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
+    this.reservations.set(handoff, { connector, ticket });
+    return handoff;
   }
 
-  /** Gives back the room of a reservation (all of it, or what the accept did not use). */
-  release(connector: string, count: number): void {
-    this.inFlight.unreserve(connector, count);
+  /** Gives back the room of a reservation (the accept failed, or its messages were adopted). */
+  release(handoff: Handoff): void {
+    const reservation = this.reservations.get(handoff);
+    if (!reservation) return;
+    this.reservations.delete(handoff);
+    this.inFlight.unreserve(reservation.ticket);
   }
 
   /**
    * Sends messages an accept wrote claimed for this dispatcher under a
-   * reservation of `reserved` (its room is given back), as if claimed now.
-   * Stopped meanwhile: they stay leased, and are claimed again when the
-   * lease runs out.
+   * reservation (its room is given back), as if claimed now. Those behind
+   * a message of their receiver handed back meanwhile wait for it (see
+   * send). Stopped meanwhile: they stay leased, and are claimed again when
+   * the lease runs out.
    */
-  adopt(connector: string, reserved: number, rows: Claimed[]): void {
-    this.release(connector, reserved);
-    const carrier = this.carriers.get(connector);
+  adopt(handoff: Handoff, rows: Claimed[]): void {
+    const connector = this.reservations.get(handoff)?.connector;
+    this.release(handoff);
+    const carrier = connector === undefined ? undefined : this.carriers.get(connector);
     if (!carrier || !this.running || rows.length === 0) return;
     // The lease the accept wrote: from its time (the messages' schedule_at), never later, or a claim could take them while held.
-    this.inFlight.hold(connector, rows, (r) => r.schedule_at + this.options.leaseMs);
+    this.inFlight.hold(carrier.name, rows, (r) => r.schedule_at + this.options.leaseMs);
     this.send(carrier, rows);
   }
 

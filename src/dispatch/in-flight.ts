@@ -10,8 +10,13 @@ interface Held {
 interface HandedBack extends Position {
   connector: string;
   receiver: string;
-  /** Its QUEUED row is committed: claims starting from now see it. */
-  written: boolean;
+  /** When its QUEUED row was committed (a tick of InFlight's clock): claims starting from then see it. Null until then. */
+  writtenAt: number | null;
+}
+
+interface Reservation {
+  connector: string;
+  count: number;
 }
 
 /**
@@ -23,18 +28,27 @@ interface HandedBack extends Position {
  *   meanwhile, even past their lease: sending again would duplicate a
  *   message whose answer is about to be recorded.
  * - handed back: messages the carrier handed back for a retry. Their QUEUED
- *   row (due later) holds back their receivers' later messages in the claim,
- *   but only once written, and a claim may read the database just before.
- *   So they hold them back from here too: in claims until written, and in
- *   the check after a claim until the next claim starts, which then sees
- *   the row.
- * - reserved: room promised to accepts being written (handoff).
+ *   row (due later) holds back their receivers' later messages in the claim
+ *   and in an accept's handoff, but only once written, and a claim or an
+ *   accept may read the database just before. So they hold them back from
+ *   here too: in claims until written, and in the check before sending
+ *   until both the next claim has started (it sees the row) and every
+ *   reservation made before the row was written has ended (its accept may
+ *   have read the database before the row was there, and handed off a
+ *   later message of the receiver).
+ * - reserved: room promised to accepts being written (handoff), each
+ *   reservation a tick of the clock.
  * - unwritten: carrier answers handed to the outcome writer, not written yet.
  */
 export class InFlight {
   private readonly held = new Map<string, Held>();
   private readonly handedBack = new Map<string, HandedBack>();
+  /** Outstanding reservations by ticket: the clock's tick when made. */
+  private readonly reservations = new Map<number, Reservation>();
+  /** Their room, per connector. */
   private readonly reserved = new Map<string, number>();
+  /** Orders reservations and written hand-backs (see forgetWritten). */
+  private clock = 0;
   private readonly unwritten = new Map<string, number>();
 
   /** Holds messages leased until `until` (a claim's, or an accept's for a handoff). */
@@ -82,14 +96,22 @@ export class InFlight {
     return [...receivers];
   }
 
-  reserve(connector: string, count: number): void {
+  /** Room for `count` messages promised to an accept; answers the reservation's ticket, for `unreserve`. */
+  reserve(connector: string, count: number): number {
+    const ticket = ++this.clock;
+    this.reservations.set(ticket, { connector, count });
     this.reserved.set(connector, this.reservedFor(connector) + count);
+    return ticket;
   }
 
-  unreserve(connector: string, count: number): void {
-    const left = this.reservedFor(connector) - count;
-    if (left > 0) this.reserved.set(connector, left);
-    else this.reserved.delete(connector);
+  /** The accept is written (or failed): its room is given back. */
+  unreserve(ticket: number): void {
+    const r = this.reservations.get(ticket);
+    if (!r) return;
+    this.reservations.delete(ticket);
+    const left = this.reservedFor(r.connector) - r.count;
+    if (left > 0) this.reserved.set(r.connector, left);
+    else this.reserved.delete(r.connector);
   }
 
   reservedFor(connector: string): number {
@@ -111,13 +133,13 @@ export class InFlight {
 
   /** The carrier handed it back for a retry; its QUEUED row is not written yet. */
   handBack(connector: string, row: Position & { receiver: string }): void {
-    this.handedBack.set(row.id, { connector, receiver: row.receiver, schedule_at: row.schedule_at, id: row.id, written: false });
+    this.handedBack.set(row.id, { connector, receiver: row.receiver, schedule_at: row.schedule_at, id: row.id, writtenAt: null });
   }
 
-  /** The outcome of a message is written: a handed-back one's row is there for claims to see. */
+  /** The outcome of a message is written: a handed-back one's row is there for claims and accepts to see. */
   outcomeWritten(id: string): void {
     const h = this.handedBack.get(id);
-    if (h) h.written = true;
+    if (h) h.writtenAt = ++this.clock;
   }
 
   /** Claimed again: back in line. */
@@ -125,9 +147,16 @@ export class InFlight {
     for (const id of ids) this.handedBack.delete(id);
   }
 
-  /** Before a claim: handed-back messages whose row is written are seen by it, and forgotten here. */
+  /**
+   * Before a claim: handed-back messages whose row is written are seen by
+   * it, and forgotten here, unless a reservation made before the row was
+   * written is still outstanding (its messages are checked against them
+   * when adopted).
+   */
   forgetWritten(connector: string): void {
-    for (const [id, h] of this.handedBack) if (h.connector === connector && h.written) this.handedBack.delete(id);
+    let oldest = Number.POSITIVE_INFINITY;
+    for (const [ticket, r] of this.reservations) if (r.connector === connector && ticket < oldest) oldest = ticket;
+    for (const [id, h] of this.handedBack) if (h.connector === connector && h.writtenAt !== null && h.writtenAt < oldest) this.handedBack.delete(id);
   }
 
   /** Per receiver, the earliest message of a connector handed back and waiting for its retry. */

@@ -1,0 +1,51 @@
+import type { Carrier, CarrierEvents, OutboundMessage, SubmitResult } from '../src/carriers/carrier.ts';
+
+/** A carrier that answers only when told to: it keeps a message past its lease. */
+export class HoldingCarrier implements Carrier {
+  readonly name = 'holding';
+  // Two binds: each of two dispatchers on one database holds one and claims (src/dispatch/connection-leases.ts).
+  readonly maxBinds = 2;
+  readonly channels = ['SMS'] as const;
+  /** Receivers of the messages submitted, in order. */
+  readonly submitted: string[] = [];
+  /** Ids of the messages submitted, in order. */
+  readonly submittedIds: string[] = [];
+  /** Each submit still unanswered (a message sent twice is here twice). */
+  private waiting: { id: string; answer: (result: SubmitResult) => void }[] = [];
+  up = true;
+
+  constructor(private readonly window = 10) {}
+
+  async start(_events: CarrierEvents): Promise<void> {}
+  async stop(): Promise<void> {}
+  ready(): boolean {
+    return this.up;
+  }
+  capacity(): number {
+    return this.window - this.waiting.length;
+  }
+  submit(messages: OutboundMessage[], onResult: (id: string, result: SubmitResult) => void): Promise<void> {
+    const answered = messages.map((m) => {
+      this.submitted.push(m.receiver);
+      this.submittedIds.push(m.id);
+      return new Promise<void>((resolve) =>
+        this.waiting.push({
+          id: m.id,
+          answer: (result) => {
+            onResult(m.id, result);
+            resolve();
+          },
+        }),
+      );
+    });
+    return Promise.all(answered).then(() => undefined);
+  }
+  /** Answers every submit of the message still waiting: accepted, unless `result` says otherwise. */
+  answer(id: string, result: SubmitResult = { ok: true, carrierIds: [`c-${id}`] }): void {
+    for (const w of this.waiting.filter((w) => w.id === id)) w.answer(result);
+    this.waiting = this.waiting.filter((w) => w.id !== id);
+  }
+  held(): string[] {
+    return this.waiting.map((w) => w.id);
+  }
+}
