@@ -1,37 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { claimJob, renewJob, type ClaimRequest } from '../src/dispatch/claim.ts';
+import { claimJob, type ClaimRequest } from '../src/dispatch/claim.ts';
 import { freshDatabase, startGateway, type TestGateway } from './helpers.ts';
-import { HoldingCarrier } from './holding-carrier.ts';
-
-/** An account with a route on the holding carrier, and its API key. */
-async function holdingCustomer(gw: TestGateway, name: string): Promise<{ key: string; route: number }> {
-  const account = await gw.admin('POST', '/admin/accounts', { name, balance: 10 });
-  const route = await gw.admin('POST', '/admin/routes', {
-    displayName: 'Holding',
-    productName: 'SMS',
-    productId: 1,
-    farePrice: '0.10',
-    replyFarePrice: '0',
-    channel: 'SMS',
-    connector: 'holding',
-  });
-  await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: route.body.id });
-  const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
-  return { key, route: route.body.id };
-}
-
-/** Records every claim a gateway's dispatcher makes; `refuseRenewals`: its leases cannot be renewed (a database refusing them). */
-function recordClaims(gw: TestGateway, options: { refuseRenewals?: boolean } = {}): ClaimRequest[] {
-  const claims: ClaimRequest[] = [];
-  const run = gw.core.db.run.bind(gw.core.db);
-  gw.core.db.run = ((job, items) => {
-    if ((job as unknown) === claimJob) claims.push(...(items as ClaimRequest[]));
-    if ((job as unknown) === renewJob && options.refuseRenewals) return Promise.reject(new Error('renewal refused'));
-    return run(job, items);
-  }) as typeof run;
-  return claims;
-}
+import { HoldingCarrier, holdingCustomer, recordClaims } from './dispatch-helpers.ts';
 
 test("a message the carrier keeps past its lease (not renewed) is not sent again, and holds back its receiver's next message", async () => {
   const carrier = new HoldingCarrier();

@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { acceptJob } from '../src/messaging/accept.ts';
-import { claimJob } from '../src/dispatch/claim.ts';
 import { oneSms, startGateway } from './helpers.ts';
-import { HoldingCarrier } from './holding-carrier.ts';
+import { HoldingCarrier, holdingCustomer, recordClaims } from './dispatch-helpers.ts';
 
 /**
  * The race a handoff must not lose (Dispatcher.reserve/adopt, InFlight): an
@@ -19,27 +18,11 @@ test("a message handed off by an accept waits for its receiver's earlier message
   const carrier = new HoldingCarrier();
   const gw = await startGateway({ DISPATCH_POLL_MS: '10' }, { extraCarriers: [carrier] });
   try {
-    const claims: number[] = [];
-    const run = gw.core.db.run.bind(gw.core.db);
-    gw.core.db.run = ((job, items) => {
-      if ((job as unknown) === claimJob) claims.push(Date.now());
-      return run(job, items);
-    }) as typeof run;
-    const account = await gw.admin('POST', '/admin/accounts', { name: 'Order', balance: 10 });
-    const created = await gw.admin('POST', '/admin/routes', {
-      displayName: 'Holding',
-      productName: 'SMS',
-      productId: 1,
-      farePrice: '0.10',
-      replyFarePrice: '0',
-      channel: 'SMS',
-      connector: 'holding',
-    });
-    await gw.admin('POST', `/admin/accounts/${account.body.id}/routes`, { routeId: created.body.id });
-    const { key } = (await gw.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, {})).body;
+    const claims = recordClaims(gw);
+    const { accountId, key, route: routeId } = await holdingCustomer(gw, 'Order');
     const receiver = '5511999990001';
 
-    assert.equal((await gw.call(key, 'POST', '/messages/sms/send', { receivers: [Number(receiver)], message: 'first', route: created.body.id })).status, 200);
+    assert.equal((await gw.call(key, 'POST', '/messages/sms/send', { receivers: [Number(receiver)], message: 'first', route: routeId })).status, 200);
     const [first = ''] = await gw.eventually(
       async () => carrier.held(),
       (ids) => ids.length === 1,
@@ -49,8 +32,8 @@ test("a message handed off by an accept waits for its receiver's earlier message
     // An accept of the receiver's second message, offered a handoff and written while the first is still at the carrier.
     const handoff = gw.core.dispatcher.reserve('holding', 1);
     assert.ok(handoff, 'the dispatcher offers a handoff');
-    const route = await gw.core.db.kysely.selectFrom('routes').selectAll().where('id', '=', created.body.id).executeTakeFirstOrThrow();
-    const [accepted] = await gw.core.db.run(acceptJob, [{ ...oneSms(account.body.id, route, receiver, 'second'), handoff }]);
+    const route = await gw.core.db.kysely.selectFrom('routes').selectAll().where('id', '=', routeId).executeTakeFirstOrThrow();
+    const [accepted] = await gw.core.db.run(acceptJob, [{ ...oneSms(accountId, route, receiver, 'second'), handoff }]);
     assert.ok(accepted && !('refused' in accepted));
     const [[, second = ''] = []] = accepted.handedOff;
     assert.ok(second, 'the second message was written claimed, to be sent straight away');
