@@ -78,7 +78,7 @@ export class Dispatcher {
   /** Held, handed back, reserved and unwritten messages, per connector (see InFlight). */
   private readonly inFlight = new InFlight();
   /** Reservations made for accepts (see reserve), until released or adopted. */
-  private readonly reservations = new WeakMap<Handoff, { connector: string; ticket: number }>();
+  private readonly reservations = new WeakMap<Handoff, number>();
   private readonly registry: Registry;
   /** Other dispatchers on the database, not known to be gone: while there are, nothing is handed off at accept (see reserve). */
   private others = 0;
@@ -352,16 +352,16 @@ export class Dispatcher {
     const ticket = this.inFlight.reserve(connector, count);
     // Receivers with a message handed back for a retry, or held past its lease (due again in the outbox, where a claim would wait for it too).
     const handoff = { connector, owner: this.owner, leaseMs: this.options.leaseMs, count, holdBack: this.inFlight.holdBackReceivers(connector, Date.now()) };
-    this.reservations.set(handoff, { connector, ticket });
+    this.reservations.set(handoff, ticket);
     return handoff;
   }
 
-  /** Gives back the room of a reservation (the accept failed, or its messages were adopted). */
-  release(handoff: Handoff): void {
-    const reservation = this.reservations.get(handoff);
-    if (!reservation) return;
+  /** Gives back the room of a reservation (the accept failed, or its messages were adopted); answers its connector. */
+  release(handoff: Handoff): string | undefined {
+    const ticket = this.reservations.get(handoff);
+    if (ticket === undefined) return undefined;
     this.reservations.delete(handoff);
-    this.inFlight.unreserve(reservation.ticket);
+    return this.inFlight.unreserve(ticket);
   }
 
   /**
@@ -372,8 +372,7 @@ export class Dispatcher {
    * the lease runs out.
    */
   adopt(handoff: Handoff, rows: Claimed[]): void {
-    const connector = this.reservations.get(handoff)?.connector;
-    this.release(handoff);
+    const connector = this.release(handoff);
     const carrier = connector === undefined ? undefined : this.carriers.get(connector);
     if (!carrier || !this.running || rows.length === 0) return;
     // The lease the accept wrote: from its time (the messages' schedule_at), never later, or a claim could take them while held.

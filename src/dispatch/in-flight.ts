@@ -104,14 +104,15 @@ export class InFlight {
     return ticket;
   }
 
-  /** The accept is written (or failed): its room is given back. */
-  unreserve(ticket: number): void {
+  /** The accept is written (or failed): its room is given back. Answers the reservation's connector (undefined if given back already). */
+  unreserve(ticket: number): string | undefined {
     const r = this.reservations.get(ticket);
-    if (!r) return;
+    if (!r) return undefined;
     this.reservations.delete(ticket);
     const left = this.reservedFor(r.connector) - r.count;
     if (left > 0) this.reserved.set(r.connector, left);
     else this.reserved.delete(r.connector);
+    return r.connector;
   }
 
   reservedFor(connector: string): number {
