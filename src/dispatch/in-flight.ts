@@ -45,8 +45,6 @@ export class InFlight {
   private readonly handedBack = new Map<string, HandedBack>();
   /** Outstanding reservations by ticket: the clock's tick when made. */
   private readonly reservations = new Map<number, Reservation>();
-  /** Their room, per connector. */
-  private readonly reserved = new Map<string, number>();
   /** Orders reservations and written hand-backs (see forgetWritten). */
   private clock = 0;
   private readonly unwritten = new Map<string, number>();
@@ -100,23 +98,21 @@ export class InFlight {
   reserve(connector: string, count: number): number {
     const ticket = ++this.clock;
     this.reservations.set(ticket, { connector, count });
-    this.reserved.set(connector, this.reservedFor(connector) + count);
     return ticket;
   }
 
   /** The accept is written (or failed): its room is given back. Answers the reservation's connector (undefined if given back already). */
   unreserve(ticket: number): string | undefined {
-    const r = this.reservations.get(ticket);
-    if (!r) return undefined;
+    const connector = this.reservations.get(ticket)?.connector;
     this.reservations.delete(ticket);
-    const left = this.reservedFor(r.connector) - r.count;
-    if (left > 0) this.reserved.set(r.connector, left);
-    else this.reserved.delete(r.connector);
-    return r.connector;
+    return connector;
   }
 
+  /** Room promised to accepts being written (a few reservations at a time, one per accept in flight). */
   reservedFor(connector: string): number {
-    return this.reserved.get(connector) ?? 0;
+    let count = 0;
+    for (const r of this.reservations.values()) if (r.connector === connector) count += r.count;
+    return count;
   }
 
   /** A carrier answer was handed to the outcome writer; `written` when it is on disk. */
