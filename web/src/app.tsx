@@ -1,6 +1,6 @@
 import { type ReactNode, useCallback, useEffect, useState } from 'react';
 import { api, whenSignedOut } from './api.ts';
-import { LANGUAGES, type Language, type TextKey, useI18n } from './i18n/index.tsx';
+import { LanguageSwitch, type TextKey, useI18n } from './i18n/index.tsx';
 import { ChildUsersPage } from './pages/account/child-users.tsx';
 import { ContactsPage } from './pages/account/contacts.tsx';
 import { DashboardPage } from './pages/account/dashboard.tsx';
@@ -118,18 +118,5 @@ function Shell({ session, signOut }: { session: Session; signOut(): Promise<void
         <main>{page ? <div key={page.path}>{page.render()}</div> : null}</main>
       </div>
     </div>
-  );
-}
-
-export function LanguageSwitch() {
-  const { language, setLanguage, t } = useI18n();
-  return (
-    <select aria-label={t('app.language')} value={language} onChange={(e) => setLanguage(e.target.value as Language)} className="lang">
-      {Object.keys(LANGUAGES).map((l) => (
-        <option key={l} value={l}>
-          {l === 'en' ? 'English' : 'Português'}
-        </option>
-      ))}
-    </select>
   );
 }

@@ -58,3 +58,17 @@ export function useI18n(): I18n {
   if (!v) throw new Error('useI18n outside I18nProvider');
   return v;
 }
+
+/** The language menu of the header and the sign-in page. */
+export function LanguageSwitch() {
+  const { language, setLanguage, t } = useI18n();
+  return (
+    <select aria-label={t('app.language')} value={language} onChange={(e) => setLanguage(e.target.value as Language)} className="lang">
+      {Object.keys(LANGUAGES).map((l) => (
+        <option key={l} value={l}>
+          {l === 'en' ? 'English' : 'Português'}
+        </option>
+      ))}
+    </select>
+  );
+}

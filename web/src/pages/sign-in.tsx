@@ -1,6 +1,5 @@
 import { useState } from 'react';
-import { LanguageSwitch } from '../app.tsx';
-import { useI18n } from '../i18n/index.tsx';
+import { LanguageSwitch, useI18n } from '../i18n/index.tsx';
 import { type Session, panel } from '../panel.ts';
 import { Alert, Field, submit, useAction } from '../ui.tsx';
 
