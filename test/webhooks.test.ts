@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { startGateway, type TestGateway, type Customer } from './helpers.ts';
+import { DIALECT, startGateway, type TestGateway, type Customer } from './helpers.ts';
 import { retryDelay } from '../src/events/deliverer.ts';
+import { sql } from 'kysely';
 import { eventsDb } from '../src/events/tables.ts';
 
 /**
@@ -242,6 +243,62 @@ test('status changes are recorded as events only for accounts with a destination
     'the events after the webhook',
   );
   assert.equal((await gw.call(dave.key, 'DELETE', `/webhooks/${hook.id}`)).status, 200);
+});
+
+test('deleting a webhook while attempt results are written does not deadlock with them', {
+  skip: DIALECT !== 'postgres' && 'row locks are PostgreSQL only',
+}, async () => {
+  // A round of attempt results locks its deliveries in id order before writing them. Deleting a webhook must take
+  // them in that order too, whatever order it finds them in: here the higher id comes first (older and stored first).
+  const erin = await gw.customer({ balance: 10 });
+  const hook = (await register(erin.key, { url: `${base}/erin`, topics: ['message.status'] })).body.object;
+  const edb = eventsDb(gw.core.db.kysely);
+  const row = (id: string, createdAt: number) => ({
+    id,
+    account_id: erin.accountId,
+    format: 'standard' as const,
+    webhook_id: hook.id,
+    url: `${base}/erin`,
+    event_type: 'message.status' as const,
+    event_ref: `test:${id}`,
+    body: '{}',
+    status: 'FAILED' as const,
+    attempts: 1,
+    due_at: createdAt,
+    lease_owner: null,
+    last_http_status: 503,
+    last_error: 'HTTP 503',
+    created_at: createdAt,
+    last_attempt_at: createdAt,
+    delivered_at: null,
+  });
+  const [low, high] = ['deadlock-test-a', 'deadlock-test-b'];
+  await edb
+    .insertInto('webhook_deliveries')
+    .values(row(high, Date.now() - 2000))
+    .execute();
+  await edb
+    .insertInto('webhook_deliveries')
+    .values(row(low, Date.now() - 1000))
+    .execute();
+
+  let deleted: Promise<{ status: number; body: any }> | undefined;
+  await edb.transaction().execute(async (writer) => {
+    await writer.selectFrom('webhook_deliveries').select('id').where('id', '=', low).forUpdate().execute();
+    const writerPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(writer)).rows[0]?.pid;
+    deleted = gw.call(erin.key, 'DELETE', `/webhooks/${hook.id}`);
+    await gw.eventually(
+      async () =>
+        (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${writerPid} = any(pg_blocking_pids(pid))`.execute(gw.core.db.kysely))
+          .rows[0]?.n,
+      (n) => Number(n) === 1,
+      'the delete waiting for the writer',
+    );
+    await writer.selectFrom('webhook_deliveries').select('id').where('id', '=', high).forUpdate().execute();
+  });
+  const res = await deleted;
+  assert.equal(res?.status, 200, JSON.stringify(res?.body));
+  assert.deepEqual(await edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).execute(), []);
 });
 
 test('a delivery is retried until the retry window has passed, then FAILED', async () => {

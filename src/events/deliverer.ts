@@ -8,6 +8,7 @@ import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { deliveryHeaders } from './signing.ts';
 import { fanOut } from './fanout.ts';
 import { eventsDb, type DeliveryRow } from './tables.ts';
+import { lockDeliveries } from './webhooks.ts';
 import { Waker } from '../common/waker.ts';
 
 export interface DelivererOptions {
@@ -216,6 +217,17 @@ export class Deliverer {
 
   private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<undefined[]> {
     const t = eventsDb(tx);
+    await lockDeliveries(
+      this.dialect,
+      t
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          items.map((r) => r.id),
+        ),
+    );
     for (const r of items) {
       const giveUp = !r.ok && r.at - r.scheduleFrom >= GIVE_UP_AFTER * this.options.retryBaseMs;
       await t

@@ -1,9 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../db/tables.ts';
+import type { Dialect } from '../db/database.ts';
 import type { Executor } from '../db/executor.ts';
 import { DomainError, notFound, validation } from '../common/errors.ts';
 import { SafeFetchError } from '../net/policy.ts';
 import { newSecret } from './signing.ts';
-import { TOPICS, eventsDb, type DeliveryRow, type Topic, type WebhookRow } from './tables.ts';
+import { TOPICS, eventsDb, type DeliveryRow, type EventTables, type Topic, type WebhookRow } from './tables.ts';
 
 /**
  * Webhooks of the gateway interface (docs/webhooks.md): an
@@ -111,12 +113,24 @@ async function ownWebhook(db: Executor, accountId: number, id: number): Promise<
 }
 
 /** Deletes a webhook with its delivery log; deliveries not made yet are dropped. */
-export async function deleteWebhook(db: Executor, accountId: number, id: number): Promise<PublicWebhook> {
+export async function deleteWebhook(db: Executor, dialect: Dialect, accountId: number, id: number): Promise<PublicWebhook> {
   const row = await ownWebhook(db, accountId, id);
   const edb = eventsDb(db);
   await edb.deleteFrom('webhooks').where('id', '=', id).where('account_id', '=', accountId).execute();
+  const deliveries = edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).where('account_id', '=', accountId);
+  await lockDeliveries(dialect, deliveries);
   await edb.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('account_id', '=', accountId).execute();
   return publicWebhook(row);
+}
+
+/**
+ * Locks deliveries in id order (PostgreSQL; SQLite runs one transaction at a
+ * time). Every transaction that writes several deliveries (deleting a
+ * webhook, recording a round of attempts) takes their locks this way first,
+ * so two of them never wait on each other in a circle.
+ */
+export async function lockDeliveries(dialect: Dialect, ids: SelectQueryBuilder<Database & EventTables, 'webhook_deliveries', { id: string }>): Promise<void> {
+  if (dialect === 'postgres') await ids.orderBy('id').forUpdate().execute();
 }
 
 /** The delivery log of one webhook, newest first. */

@@ -157,7 +157,7 @@ be http(s) on a public address, port 80, 443, 8080 or 8443 (docs/webhooks.md).`,
       },
     },
     async (request) => {
-      const hook = await db.transaction().execute((tx) => deleteWebhook(tx, request.principal.accountId, request.params.id));
+      const hook = await db.transaction().execute((tx) => deleteWebhook(tx, core.db.dialect, request.principal.accountId, request.params.id));
       return ok(hook, `Webhook ${hook.id} deleted.`);
     },
   );
