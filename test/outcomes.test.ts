@@ -5,6 +5,7 @@ import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
+import { sql } from 'kysely';
 import { DIALECT, insertTestAccount, insertTestRoute, oneSms, withFreshStore } from './helpers.ts';
 
 /**
@@ -35,8 +36,8 @@ withFreshStore(async (opened) => {
 });
 
 /** A message being sent (SENDING, as the dispatcher leaves it): its id. */
-async function sending(): Promise<string> {
-  const input: AcceptInput = { ...oneSms(accountId, route, String(phone++)), handoff: { owner: 'dispatcher-1', leaseMs: 60_000, count: 1, holdBack: [] } };
+async function sending(account = accountId): Promise<string> {
+  const input: AcceptInput = { ...oneSms(account, route, String(phone++)), handoff: { owner: 'dispatcher-1', leaseMs: 60_000, count: 1, holdBack: [] } };
   const [result] = await db.run(acceptJob, [input]);
   assert.ok(result && !('refused' in result) && result.handedOff.length === 1);
   return result.handedOff[0]?.[1] as string;
@@ -161,5 +162,41 @@ describe(`outcomes written in one batch (${DIALECT})`, () => {
       assert.equal(state.message.status, expected, `message ${i}`);
       assert.deepEqual(state.log, expected === 'SENT' ? ['SENT'] : ['SENT', expected]);
     }
+  });
+
+  it('refunds of several accounts take the accounts in id order, as the accept batch does: no deadlock with it', {
+    skip: DIALECT !== 'postgres' && 'row locks are PostgreSQL only',
+  }, async () => {
+    const low = await insertTestAccount(db, 'Refund low');
+    const high = await insertTestAccount(db, 'Refund high');
+    const [ofHigh, ofLow] = [await sending(high), await sending(low)];
+    const refusal = (messageId: string): Outcome => ({
+      kind: 'result',
+      connector: CONNECTOR,
+      messageId,
+      result: { ok: false, retry: false, error: 'rejected' },
+      attempts: 1,
+    });
+    const balance = async (id: number) => (await db.kysely.selectFrom('accounts').select('balance').where('id', '=', id).executeTakeFirstOrThrow()).balance;
+    const [lowBefore, highBefore] = [await balance(low), await balance(high)];
+    let written: Promise<unknown> | undefined;
+    // Stands in for an accept batch: it has locked the lower account and goes on to the higher one.
+    await db.kysely.transaction().execute(async (accept) => {
+      await accept.selectFrom('accounts').select('id').where('id', '=', low).forUpdate().execute();
+      const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(accept)).rows[0]?.pid;
+      written = write([refusal(ofHigh), refusal(ofLow)]);
+      for (let waiting = 0, tries = 0; waiting !== 1; tries++) {
+        assert.ok(tries < 1000, 'the refunds never waited for the accept batch');
+        await new Promise((r) => setTimeout(r, 10));
+        waiting = Number(
+          (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(db.kysely)).rows[0]?.n,
+        );
+      }
+      await accept.selectFrom('accounts').select('id').where('id', '=', high).forUpdate().execute();
+    });
+    await written;
+    assert.equal((await stateOf(ofHigh)).message.status, 'FAILED');
+    assert.equal((await stateOf(ofLow)).message.status, 'FAILED');
+    assert.deepEqual([await balance(low), await balance(high)], [lowBefore + 1000, highBefore + 1000]);
   });
 });

@@ -6,7 +6,7 @@ import type { Dialect } from '../db/database.ts';
 import { param, rowsText, runRaw, sizedChunks } from '../db/bulk.ts';
 import { logStatuses } from '../events/status-log.ts';
 import { defineJob } from '../db/jobs.ts';
-import { refund } from '../billing/ledger.ts';
+import { lockBalances, refund } from '../billing/ledger.ts';
 import { failOverMessage } from '../routing/failover.ts';
 
 /** One thing that changes a message after it was accepted. */
@@ -116,6 +116,7 @@ export async function writeOutcomes(tx: Transaction<Database>, dialect: Dialect,
   if (accepted.length && receipts.length)
     receipts = withTheirAnswers(accepted, receipts, (await runRaw(tx, 'select 1 from pending_receipts limit 1', [])).length > 0);
   for (const chunk of sizedChunks(accepted, CHUNK)) await writeAccepted(tx, dialect, chunk, now);
+  await lockRefundedBalances(tx, dialect, refused);
   for (const r of refused) await writeRefused(tx, r, now);
   for (const [connector, list] of groupBy(receipts, (r) => r.connector))
     await writeReceipts(
@@ -224,6 +225,25 @@ async function writeAccepted(tx: Transaction<Database>, dialect: Dialect, items:
       early.map((r) => ({ messageId: messageOf.get(r.carrier_id) ?? '', status: r.status as MessageStatus, details: r.details, at: r.received_at })),
     );
   }
+}
+
+/**
+ * A refusal given up on refunds its message's account (or charges it for an
+ * SMS fallback). The accept batch locks the accounts of its requests in id
+ * order; refunds of several accounts in the order their refusals came could
+ * hold one of those rows while waiting for another, a deadlock on
+ * PostgreSQL. So their accounts are locked first, in id order, the same way.
+ */
+async function lockRefundedBalances(tx: Transaction<Database>, dialect: Dialect, refused: Refused[]): Promise<void> {
+  const final = refused.filter((r) => !r.result.retry).map((r) => r.messageId);
+  if (dialect !== 'postgres' || final.length === 0) return;
+  const accounts = await tx.selectFrom('messages').select('account_id').distinct().where('id', 'in', final).execute();
+  if (accounts.length > 1)
+    await lockBalances(
+      tx,
+      dialect,
+      accounts.map((a) => Number(a.account_id)),
+    );
 }
 
 async function writeRefused(tx: Transaction<Database>, { messageId, result, attempts }: Refused, now: number) {

@@ -40,6 +40,8 @@ export async function expireWaiting(db: Kysely<Database>, now: number = Date.now
       tx,
       taken.map((m) => ({ account_id: Number(m.account_id), message_id: m.id, status: 'CANCELLED' as const, details: VALIDITY_ENDED, at: now })),
     );
+    // Accounts in id order, as the accept batch locks them: no deadlock with it on PostgreSQL.
+    taken.sort((a, b) => Number(a.account_id) - Number(b.account_id));
     for (const m of taken) await refund(tx, Number(m.account_id), Number(m.cost), m.request_id, 'refund: validity period ended');
     return taken.length;
   });
