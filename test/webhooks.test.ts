@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { DIALECT, startGateway, type TestGateway, type Customer } from './helpers.ts';
+import { DIALECT, freshDatabase, openTestStore, startGateway, type TestGateway, type Customer } from './helpers.ts';
 import { retryDelay } from '../src/events/deliverer.ts';
 import { sql } from 'kysely';
 import { eventsDb } from '../src/events/tables.ts';
@@ -299,6 +299,70 @@ test('deleting a webhook while attempt results are written does not deadlock wit
   const res = await deleted;
   assert.equal(res?.status, 200, JSON.stringify(res?.body));
   assert.deepEqual(await edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).execute(), []);
+});
+
+test('delivered and failed deliveries older than the log keeps are pruned; a row another transaction holds is left, not waited for', async () => {
+  const store = await freshDatabase();
+  const first = await startGateway({ GATEWAY_FETCH_ALLOW: '127.0.0.1' }, {}, store);
+  const frank = await first.customer({ balance: 10 });
+  const hook = (await first.call(frank.key, 'POST', '/webhooks', { url: `${base}/frank`, topics: ['message.status'] })).body.object;
+  await first.close();
+  const day = 86_400_000;
+  const row = (id: string, status: 'DELIVERED' | 'FAILED' | 'PENDING', age: number) => ({
+    id,
+    account_id: frank.accountId,
+    format: 'standard' as const,
+    webhook_id: hook.id,
+    url: `${base}/frank`,
+    event_type: 'message.status' as const,
+    event_ref: `test:${id}`,
+    body: '{}',
+    status,
+    attempts: 1,
+    due_at: Date.now() + day,
+    lease_owner: null,
+    last_http_status: null,
+    last_error: null,
+    created_at: Date.now() - age,
+    last_attempt_at: null,
+    delivered_at: null,
+  });
+  const side = await openTestStore(store);
+  const edb = eventsDb(side.kysely);
+  const ids = async () => (await edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).orderBy('id').execute()).map((r) => r.id);
+  await edb
+    .insertInto('webhook_deliveries')
+    .values([
+      row('old-delivered', 'DELIVERED', 31 * day),
+      row('old-failed', 'FAILED', 31 * day),
+      row('old-held', 'DELIVERED', 31 * day),
+      row('old-pending', 'PENDING', 31 * day),
+      row('young-delivered', 'DELIVERED', 29 * day),
+    ])
+    .execute();
+  let second: TestGateway | undefined;
+  const prunedAtStart = async () => {
+    // The deliverer prunes as it starts: with the log kept 30 days, the old delivered and failed rows go.
+    second = await startGateway({ GATEWAY_FETCH_ALLOW: '127.0.0.1', WEBHOOK_LOG_DAYS: '30' }, {}, store);
+    await second.eventually(ids, (list) => !list.includes('old-delivered') && !list.includes('old-failed'), 'the prune');
+  };
+  try {
+    if (DIALECT === 'postgres') {
+      // A transaction holding one of them (a webhook being deleted) does not hold the prune up; that row waits for the next one.
+      await edb.transaction().execute(async (tx) => {
+        await tx.selectFrom('webhook_deliveries').select('id').where('id', '=', 'old-held').forUpdate().execute();
+        await prunedAtStart();
+      });
+      assert.deepEqual(await ids(), ['old-held', 'old-pending', 'young-delivered']);
+    } else {
+      await prunedAtStart();
+      assert.deepEqual(await ids(), ['old-pending', 'young-delivered']);
+    }
+  } finally {
+    await second?.close();
+    await side.close();
+    await store.drop();
+  }
 });
 
 test('a delivery is retried until the retry window has passed, then FAILED', async () => {

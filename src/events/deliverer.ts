@@ -259,6 +259,10 @@ export class Deliverer {
       .where('status', 'in', ['DELIVERED', 'FAILED'])
       .where('created_at', '<', this.lastPrune - this.options.logDays * 86_400_000)
       .limit(5000);
-    await edb.deleteFrom('webhook_deliveries').where('id', 'in', old).execute();
+    // Rows another transaction holds (a webhook being deleted) are left for the next prune, never waited for.
+    await edb
+      .deleteFrom('webhook_deliveries')
+      .where('id', 'in', this.dialect === 'postgres' ? old.forUpdate().skipLocked() : old)
+      .execute();
   }
 }
