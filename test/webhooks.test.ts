@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { DIALECT, freshDatabase, openTestStore, startGateway, type TestGateway, type Customer } from './helpers.ts';
 import { retryDelay } from '../src/events/deliverer.ts';
 import { sql } from 'kysely';
-import { eventsDb } from '../src/events/tables.ts';
+import { eventsDb, type DeliveryStatus } from '../src/events/tables.ts';
 
 /**
  * Webhooks end to end against a real HTTP receiver on loopback (allowed by
@@ -71,6 +71,29 @@ const send = async (key: string, receivers: string[], message: string) => {
 };
 const delivered = (path: string) => hits.filter((h) => h.path === path && h.answered >= 200 && h.answered < 300);
 const events = (path: string) => delivered(path).map((h) => JSON.parse(h.body) as { type: string; timestamp: string; data: any });
+
+/** A delivery row written straight to the store, as the fan-out writes one. */
+function deliveryRow(d: { id: string; accountId: number; webhookId: number; status: DeliveryStatus; createdAt: number; dueAt: number }) {
+  return {
+    id: d.id,
+    account_id: d.accountId,
+    format: 'standard' as const,
+    webhook_id: d.webhookId,
+    url: `${base}/rows`,
+    event_type: 'message.status' as const,
+    event_ref: `test:${d.id}`,
+    body: '{}',
+    status: d.status,
+    attempts: 1,
+    due_at: d.dueAt,
+    lease_owner: null,
+    last_http_status: null,
+    last_error: null,
+    created_at: d.createdAt,
+    last_attempt_at: null,
+    delivered_at: null,
+  };
+}
 
 function assertFailure(res: { status: number; body: any }, status: number, field?: string) {
   assert.equal(res.status, status, JSON.stringify(res.body));
@@ -253,25 +276,8 @@ test('deleting a webhook while attempt results are written does not deadlock wit
   const erin = await gw.customer({ balance: 10 });
   const hook = (await register(erin.key, { url: `${base}/erin`, topics: ['message.status'] })).body.object;
   const edb = eventsDb(gw.core.db.kysely);
-  const row = (id: string, createdAt: number) => ({
-    id,
-    account_id: erin.accountId,
-    format: 'standard' as const,
-    webhook_id: hook.id,
-    url: `${base}/erin`,
-    event_type: 'message.status' as const,
-    event_ref: `test:${id}`,
-    body: '{}',
-    status: 'FAILED' as const,
-    attempts: 1,
-    due_at: createdAt,
-    lease_owner: null,
-    last_http_status: 503,
-    last_error: 'HTTP 503',
-    created_at: createdAt,
-    last_attempt_at: createdAt,
-    delivered_at: null,
-  });
+  const row = (id: string, createdAt: number) =>
+    deliveryRow({ id, accountId: erin.accountId, webhookId: hook.id, status: 'FAILED', createdAt, dueAt: createdAt });
   const [low, high] = ['deadlock-test-a', 'deadlock-test-b'];
   await edb
     .insertInto('webhook_deliveries')
@@ -308,25 +314,8 @@ test('delivered and failed deliveries older than the log keeps are pruned; a row
   const hook = (await first.call(frank.key, 'POST', '/webhooks', { url: `${base}/frank`, topics: ['message.status'] })).body.object;
   await first.close();
   const day = 86_400_000;
-  const row = (id: string, status: 'DELIVERED' | 'FAILED' | 'PENDING', age: number) => ({
-    id,
-    account_id: frank.accountId,
-    format: 'standard' as const,
-    webhook_id: hook.id,
-    url: `${base}/frank`,
-    event_type: 'message.status' as const,
-    event_ref: `test:${id}`,
-    body: '{}',
-    status,
-    attempts: 1,
-    due_at: Date.now() + day,
-    lease_owner: null,
-    last_http_status: null,
-    last_error: null,
-    created_at: Date.now() - age,
-    last_attempt_at: null,
-    delivered_at: null,
-  });
+  const row = (id: string, status: DeliveryStatus, age: number) =>
+    deliveryRow({ id, accountId: frank.accountId, webhookId: hook.id, status, createdAt: Date.now() - age, dueAt: Date.now() + day });
   const side = await openTestStore(store);
   const edb = eventsDb(side.kysely);
   const ids = async () => (await edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.id).orderBy('id').execute()).map((r) => r.id);
