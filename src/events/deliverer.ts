@@ -217,17 +217,8 @@ export class Deliverer {
 
   private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<undefined[]> {
     const t = eventsDb(tx);
-    await lockDeliveries(
-      this.dialect,
-      t
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where(
-          'id',
-          'in',
-          items.map((r) => r.id),
-        ),
-    );
+    const ids = items.map((r) => r.id);
+    await lockDeliveries(this.dialect, t.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids));
     for (const r of items) {
       const giveUp = !r.ok && r.at - r.scheduleFrom >= GIVE_UP_AFTER * this.options.retryBaseMs;
       await t

@@ -119,7 +119,7 @@ export async function deleteWebhook(db: Executor, dialect: Dialect, accountId: n
   await edb.deleteFrom('webhooks').where('id', '=', id).where('account_id', '=', accountId).execute();
   const deliveries = edb.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', id).where('account_id', '=', accountId);
   await lockDeliveries(dialect, deliveries);
-  await edb.deleteFrom('webhook_deliveries').where('webhook_id', '=', id).where('account_id', '=', accountId).execute();
+  await edb.deleteFrom('webhook_deliveries').where('id', 'in', deliveries).execute();
   return publicWebhook(row);
 }
 
