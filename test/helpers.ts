@@ -5,6 +5,7 @@ import { after, before } from 'node:test';
 import pg from 'pg';
 import pino from 'pino';
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import { loadConfig, type Config } from '../src/config.ts';
 import { createCore, type Core, type CoreOptions } from '../src/core.ts';
 import { buildApp } from '../src/app.ts';
@@ -75,6 +76,21 @@ export function openTestStore(fresh: TestDatabase): Promise<Db> {
     databaseUrl: fresh.env.DATABASE_URL,
     ...(fresh.pgSchema ? { pgSchema: fresh.pgSchema } : {}),
   });
+}
+
+/**
+ * PostgreSQL: waits until another session is blocked on a lock `holder`
+ * holds (polling from `db`, outside the holder), so that a test can order
+ * what happens next; fails after about 10 s.
+ */
+export async function untilOneWaitsOn(db: Kysely<any>, holder: Transaction<any>): Promise<void> {
+  const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(holder)).rows[0]?.pid;
+  for (let tries = 0; tries < 1000; tries++) {
+    const waiting = await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(db);
+    if (Number(waiting.rows[0]?.n) > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('nobody waited for the lock');
 }
 
 /** A customer account with a large balance, written straight to the store: its id. */

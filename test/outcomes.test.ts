@@ -5,8 +5,7 @@ import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import { outcomesJob, packOutcomes, type Outcome } from '../src/messaging/outcomes.ts';
 import type { ReceiptStatus } from '../src/carriers/carrier.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { sql } from 'kysely';
-import { DIALECT, insertTestAccount, insertTestRoute, oneSms, withFreshStore } from './helpers.ts';
+import { DIALECT, insertTestAccount, insertTestRoute, oneSms, untilOneWaitsOn, withFreshStore } from './helpers.ts';
 
 /**
  * Outcomes written in one batch (src/messaging/outcomes.ts): a submit answer
@@ -183,15 +182,8 @@ describe(`outcomes written in one batch (${DIALECT})`, () => {
     // Stands in for an accept batch: it has locked the lower account and goes on to the higher one.
     await db.kysely.transaction().execute(async (accept) => {
       await accept.selectFrom('accounts').select('id').where('id', '=', low).forUpdate().execute();
-      const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(accept)).rows[0]?.pid;
       written = write([refusal(ofHigh), refusal(ofLow)]);
-      for (let waiting = 0, tries = 0; waiting !== 1; tries++) {
-        assert.ok(tries < 1000, 'the refunds never waited for the accept batch');
-        await new Promise((r) => setTimeout(r, 10));
-        waiting = Number(
-          (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${pid} = any(pg_blocking_pids(pid))`.execute(db.kysely)).rows[0]?.n,
-        );
-      }
+      await untilOneWaitsOn(db.kysely, accept);
       await accept.selectFrom('accounts').select('id').where('id', '=', high).forUpdate().execute();
     });
     await written;

@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { DIALECT, freshDatabase, openTestStore, startGateway, type TestGateway, type Customer } from './helpers.ts';
+import { DIALECT, freshDatabase, openTestStore, startGateway, untilOneWaitsOn, type TestGateway, type Customer } from './helpers.ts';
 import { retryDelay } from '../src/events/deliverer.ts';
-import { sql } from 'kysely';
 import { eventsDb, type DeliveryStatus } from '../src/events/tables.ts';
 
 /**
@@ -291,15 +290,8 @@ test('deleting a webhook while attempt results are written does not deadlock wit
   let deleted: Promise<{ status: number; body: any }> | undefined;
   await edb.transaction().execute(async (writer) => {
     await writer.selectFrom('webhook_deliveries').select('id').where('id', '=', low).forUpdate().execute();
-    const writerPid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(writer)).rows[0]?.pid;
     deleted = gw.call(erin.key, 'DELETE', `/webhooks/${hook.id}`);
-    await gw.eventually(
-      async () =>
-        (await sql<{ n: string }>`select count(*) as n from pg_stat_activity where ${writerPid} = any(pg_blocking_pids(pid))`.execute(gw.core.db.kysely))
-          .rows[0]?.n,
-      (n) => Number(n) === 1,
-      'the delete waiting for the writer',
-    );
+    await untilOneWaitsOn(gw.core.db.kysely, writer);
     await writer.selectFrom('webhook_deliveries').select('id').where('id', '=', high).forUpdate().execute();
   });
   const res = await deleted;
