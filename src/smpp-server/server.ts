@@ -15,6 +15,7 @@ import type { StoredReply } from '../messaging/replies.ts';
 import { OVERRUN } from '../carriers/smpp/fast-pdu.ts';
 import { fastSession } from '../carriers/smpp/fast-session.ts';
 import smpp, { pduString, statusText, type Pdu, type PduParams, type Session } from '../carriers/smpp/smpp-lib.ts';
+import { BindGuard } from './bind-guard.ts';
 import { SubmitRate } from '../carriers/smpp/submit-rate.ts';
 import { checkBind, ipAllowed, usableCredentials, type CredentialRow } from './credentials.ts';
 import { Deliverer, type Receiver } from './deliveries.ts';
@@ -42,6 +43,10 @@ export interface SmppServerOptions {
   bindFailureLimit?: number;
   bindFailureWindowMs?: number;
   bindBlockMs?: number;
+  /** Binds being checked at once, in the whole server and from one address; bind attempts of one address a minute (src/smpp-server/bind-guard.ts). */
+  bindsCheckedAtOnce?: number;
+  bindsCheckedPerAddress?: number;
+  bindsPerAddressPerMinute?: number;
   /** How long the parts of a long text wait for the rest. */
   partTimeoutMs?: number;
   /** How often deliveries owed to bound customers are looked for (they are also looked for when a reply comes or a bind opens). */
@@ -76,12 +81,6 @@ interface Bind {
   heardAt: number;
 }
 
-interface Failures {
-  count: number;
-  since: number;
-  blockedUntil: number;
-}
-
 /** system_id the gateway answers binds with. */
 const SERVER_SYSTEM_ID = 'GATEWAY';
 
@@ -89,7 +88,7 @@ export class SmppServer {
   private server: ReturnType<typeof smpp.createServer> | null = null;
   private readonly binds = new Set<Bind>();
   private readonly bySystemId = new Map<string, Set<Bind>>();
-  private readonly failures = new Map<string, Failures>();
+  private readonly guard: BindGuard;
   private readonly deliverer: Deliverer;
   private readonly log: Logger;
   private readonly o: Required<Omit<SmppServerOptions, 'tls' | 'retentionDays'>> & Pick<SmppServerOptions, 'tls' | 'retentionDays'>;
@@ -108,6 +107,9 @@ export class SmppServer {
       bindFailureLimit: 5,
       bindFailureWindowMs: 60_000,
       bindBlockMs: 5 * 60_000,
+      bindsCheckedAtOnce: 32,
+      bindsCheckedPerAddress: 4,
+      bindsPerAddressPerMinute: 60,
       partTimeoutMs: 10 * 60_000,
       deliveryPollMs: 100,
       deliveryLeaseMs: 60_000,
@@ -119,6 +121,14 @@ export class SmppServer {
       ...options,
     };
     this.log = deps.log.child({ component: 'smpp-server' });
+    this.guard = new BindGuard({
+      atOnce: this.o.bindsCheckedAtOnce,
+      perAddress: this.o.bindsCheckedPerAddress,
+      perAddressPerMinute: this.o.bindsPerAddressPerMinute,
+      failureLimit: this.o.bindFailureLimit,
+      failureWindowMs: this.o.bindFailureWindowMs,
+      blockMs: this.o.bindBlockMs,
+    });
     this.deliverer = new Deliverer(deps.db.kysely, `smpp-${randomUUID()}`, this.log, {
       pollMs: this.o.deliveryPollMs,
       leaseMs: this.o.deliveryLeaseMs,
@@ -328,26 +338,6 @@ export class SmppServer {
     }
   }
 
-  private blocked(address: string, now: number): boolean {
-    const f = this.failures.get(address);
-    return f !== undefined && f.blockedUntil > now;
-  }
-
-  private failed(address: string, now: number): void {
-    let f = this.failures.get(address);
-    if (!f || now - f.since > this.o.bindFailureWindowMs) {
-      f = { count: 0, since: now, blockedUntil: 0 };
-      this.failures.set(address, f);
-    }
-    f.count++;
-    if (f.count >= this.o.bindFailureLimit) {
-      f.blockedUntil = now + this.o.bindBlockMs;
-      this.log.warn({ address, failures: f.count, blockedMs: this.o.bindBlockMs }, 'SMPP binds from this address refused for a while after repeated failures');
-    }
-    if (this.failures.size > 10_000)
-      for (const [a, v] of this.failures) if (v.blockedUntil < now && now - v.since > this.o.bindFailureWindowMs) this.failures.delete(a);
-  }
-
   private async onBind(bind: Bind, pdu: Pdu): Promise<void> {
     const type = pdu.command.slice('bind_'.length) as BindType;
     if (bind.type || bind.binding) return this.answer(bind, pdu, { command_status: ServerStatus.RALYBND, system_id: SERVER_SYSTEM_ID });
@@ -357,23 +347,27 @@ export class SmppServer {
       this.answer(bind, pdu, { command_status: ServerStatus.RBINDFAIL, system_id: SERVER_SYSTEM_ID });
     };
     if (this.closing) return refuse('server closing');
-    if (this.blocked(bind.address, Date.now())) return refuse('too many failed binds from this address');
+    const refusal = this.guard.admit(bind.address, Date.now());
+    if (refusal) return refuse(refusal);
     bind.binding = true;
-    let credential: CredentialRow | null;
-    let usable: Set<string>;
+    let credential: CredentialRow | null = null;
+    let usable = new Set<string>();
+    let unreadable: unknown = null;
     try {
       credential = await checkBind(this.deps.db.kysely, systemId, pduString(pdu, 'password'));
-      usable = credential ? await usableCredentials(this.deps.db.kysely, [systemId]) : new Set();
+      if (credential) usable = await usableCredentials(this.deps.db.kysely, [systemId]);
     } catch (err) {
-      bind.binding = false;
-      this.log.error({ err }, 'SMPP bind: could not read the credentials');
-      return this.answer(bind, pdu, { command_status: ServerStatus.RSYSERR, system_id: SERVER_SYSTEM_ID });
+      unreadable = err;
     }
     bind.binding = false;
-    if (!credential || !ipAllowed(credential.allowed_ips, bind.address)) {
-      this.failed(bind.address, Date.now());
-      return refuse(credential ? 'address not in the allow-list' : 'unknown system_id or wrong password');
+    const wrong = unreadable === null && (!credential || !ipAllowed(credential.allowed_ips, bind.address));
+    if (this.guard.done(bind.address, wrong, Date.now()))
+      this.log.warn({ address: bind.address, blockedMs: this.o.bindBlockMs }, 'SMPP binds from this address refused for a while after repeated failures');
+    if (unreadable !== null) {
+      this.log.error({ err: unreadable }, 'SMPP bind: could not read the credentials');
+      return this.answer(bind, pdu, { command_status: ServerStatus.RSYSERR, system_id: SERVER_SYSTEM_ID });
     }
+    if (!credential || wrong) return refuse(credential ? 'address not in the allow-list' : 'unknown system_id or wrong password');
     if (!usable.has(systemId)) return refuse('the account is deactivated');
     let mine = this.bySystemId.get(systemId);
     if (!mine) {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { hashing } from '../../src/childusers/password.ts';
 import { Client, bound, smppGateway, waitFor, type SmppGateway } from './helpers.ts';
 
 const ESME_RINVBNDSTS = 0x04;
@@ -82,6 +83,45 @@ describe('binds and session commands', () => {
     const right = await Client.connect(g.server.port);
     g.clients.push(right);
     assert.equal((await right.bind('transceiver', g.systemId, g.password)).command_status, ESME_RBINDFAIL, 'refused while the address is blocked');
+  });
+});
+
+describe('binds in a flood', () => {
+  test('one address has at most 4 binds checked at once, the rest refused without a hash; a customer on another address binds meanwhile', async () => {
+    // Failures never block here: the limit on binds being checked is what is looked at.
+    const g = await smppGateway({ server: { bindFailureLimit: 1_000 } });
+    try {
+      let most = 0;
+      const watch = setInterval(() => {
+        most = Math.max(most, hashing.activeCount + hashing.pendingCount);
+      }, 1);
+      const flood = await Promise.all(Array.from({ length: 40 }, () => Client.connect(g.server.port)));
+      g.clients.push(...flood);
+      const answers = await Promise.all(flood.map((c) => c.bind('transceiver', 'nobody', 'wrong')));
+      const other = await Client.connect(g.server.port, false, '127.0.0.2');
+      g.clients.push(other);
+      assert.equal((await other.bind('transceiver', g.systemId, g.password)).command_status, 0, 'another address binds');
+      clearInterval(watch);
+      assert.deepEqual(new Set(answers.map((a) => a.command_status)), new Set([ESME_RBINDFAIL]));
+      assert.ok(most <= 4, `${most} passwords were being hashed or waiting at once`);
+    } finally {
+      await g.close();
+    }
+  });
+
+  test('an address gets bindsPerAddressPerMinute bind attempts a minute, right ones included; another address is not held by it', async () => {
+    const g = await smppGateway({ credential: { maxBinds: 20 }, server: { bindsPerAddressPerMinute: 5 } });
+    try {
+      for (let i = 0; i < 5; i++) await bound(g);
+      const sixth = await Client.connect(g.server.port);
+      g.clients.push(sixth);
+      assert.equal((await sixth.bind('transceiver', g.systemId, g.password)).command_status, ESME_RBINDFAIL, 'the sixth in a minute');
+      const other = await Client.connect(g.server.port, false, '127.0.0.2');
+      g.clients.push(other);
+      assert.equal((await other.bind('transceiver', g.systemId, g.password)).command_status, 0);
+    } finally {
+      await g.close();
+    }
   });
 });
 

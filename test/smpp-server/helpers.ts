@@ -85,8 +85,9 @@ export class Client {
     });
   }
 
-  static async connect(port: number, useTls = false): Promise<Client> {
-    const socket = useTls ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : net.connect({ host: '127.0.0.1', port });
+  /** `localAddress`: another loopback address (127.0.0.2...) to connect from, as a second customer host. */
+  static async connect(port: number, useTls = false, localAddress?: string): Promise<Client> {
+    const socket = useTls ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }) : net.connect({ host: '127.0.0.1', port, localAddress });
     await new Promise<void>((resolve, reject) => {
       socket.once(useTls ? 'secureConnect' : 'connect', () => resolve());
       socket.once('error', reject);
