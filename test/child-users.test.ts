@@ -355,11 +355,14 @@ test('e-mail unique across all child users, case-insensitively, also under anoth
     assertFailure(await create(other.key, childBody({ email: 'unique.shop@example.com', document: '123' })), 400, ['email', 'document']);
   });
 
-  const before = await balanceOf(other.accountId);
-  const results = await Promise.all([1, 2, 3, 4].map(() => create(other.key, childBody({ email: 'race@example.com', limit: 1 }))));
+  // Two creates of each reseller at once (a reseller has at most two passwords being hashed: see 'creations in a flood').
+  const before = (await balanceOf(other.accountId)) + (await balanceOf(reseller.accountId));
+  const results = await Promise.all(
+    [other.key, other.key, reseller.key, reseller.key].map((key) => create(key, childBody({ email: 'race@example.com', limit: 1 }))),
+  );
   assert.equal(results.filter((r) => r.status === 200).length, 1, JSON.stringify(results.map((r) => r.body)));
   for (const r of results.filter((x) => x.status !== 200)) assertFailure(r, 400, ['email']);
-  assert.equal(await balanceOf(other.accountId), before - 1);
+  assert.equal((await balanceOf(other.accountId)) + (await balanceOf(reseller.accountId)), before - 1);
 });
 
 test('an allotment the reseller cannot cover: 400, nothing created, nothing moved; the exact balance is enough', async () => {
@@ -511,4 +514,20 @@ test('nothing a client sends produces a 500', async () => {
     const res = await gw.call(reseller.key, 'GET', `/child-users${query}`);
     assert.ok(res.status < 500, `${query} -> ${res.status}`);
   }
+});
+
+test('creations in a flood: a reseller has at most 2 passwords being hashed, the rest refused 429 with nothing written; another reseller creates meanwhile', async () => {
+  const before = { count: await accountCount(), balance: await balanceOf(reseller.accountId) };
+  const results = await Promise.all(Array.from({ length: 8 }, () => create(reseller.key, childBody({ limit: 1 }))));
+  const created = results.filter((r) => r.status === 200);
+  const refused = results.filter((r) => r.status !== 200);
+  for (const r of created) assertOk(r);
+  for (const r of refused) {
+    assertFailure(r, 429);
+    assert.equal(r.headers['retry-after'], '2');
+  }
+  assert.ok(created.length >= 1 && refused.length >= 1, `${created.length} created, ${refused.length} refused`);
+  assert.equal(await accountCount(), before.count + created.length);
+  assert.equal(await balanceOf(reseller.accountId), before.balance - created.length);
+  assertOk(await create(other.key, childBody({ limit: 1 })));
 });

@@ -8,7 +8,7 @@ import { issueApiKey } from '../accounts/api-keys.ts';
 import { addLedgerEntry, lockBalances } from '../billing/ledger.ts';
 import { fromMicros } from '../billing/money.ts';
 import { DomainError, notFound, validation } from '../common/errors.ts';
-import { hashPassword } from './password.ts';
+import { hashPassword, hashingFor } from './password.ts';
 import { checkChildUser, emailKey, type ChildUserInput, type NewChildUser } from './validate.ts';
 import type { ChildUserRow, ChildUserTables } from './tables.ts';
 import { transferCredits, TransferError } from '../billing/transfer.ts';
@@ -81,7 +81,7 @@ const insufficient = (field: string, who: string, balance: number, amount: numbe
  */
 export async function createChildUser(db: Kysely<Database>, dialect: Dialect, reseller: Reseller, input: NewChildUser): Promise<PublicChildUser> {
   // The slow hash runs before the transaction, so no lock waits for it.
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashingFor(`account:${reseller.accountId}`, () => hashPassword(input.password));
   try {
     return await db.transaction().execute(async (tx) => {
       const balance = (await lockBalances(tx, dialect, [reseller.accountId])).get(reseller.accountId);

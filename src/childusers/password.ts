@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import pLimit from 'p-limit';
+import { DomainError } from '../common/errors.ts';
 
 /**
  * The slow password hash of a child user's owner credential
@@ -22,6 +23,35 @@ export const SCRYPT = { logN: 15, r: 8, p: 3, keyLength: 32, saltLength: 16 } as
 
 /** The hashes being computed and waiting (tests look at it). */
 export const hashing = pLimit(2);
+
+/** Password operations one caller (an account, a panel user) may have waiting or running at once. */
+const PER_CALLER = 2;
+const callers = new Map<string, number>();
+
+/**
+ * Runs `work` (a password hashed or checked) for `caller`, or refuses it at
+ * once (RATE_LIMITED) when that caller already has PER_CALLER of them
+ * waiting or running: the shared queue above is fair only if no caller can
+ * fill it, and one account creating child users in a loop would otherwise
+ * hold both cores and make every sign-in and SMPP bind wait behind it.
+ * (SMPP binds are bounded before they get here: src/smpp-server/bind-guard.ts.)
+ */
+export async function hashingFor<T>(caller: string, work: () => Promise<T>): Promise<T> {
+  const running = callers.get(caller) ?? 0;
+  if (running >= PER_CALLER) {
+    const error = new DomainError('RATE_LIMITED', `${running} password operations of this caller are in progress: retry in a few seconds.`);
+    error.retryAfterSeconds = 2;
+    throw error;
+  }
+  callers.set(caller, running + 1);
+  try {
+    return await work();
+  } finally {
+    const left = (callers.get(caller) ?? 1) - 1;
+    if (left > 0) callers.set(caller, left);
+    else callers.delete(caller);
+  }
+}
 
 function derive(password: string, salt: Buffer, logN: number, r: number, p: number, keyLength: number): Promise<Buffer> {
   const N = 2 ** logN;

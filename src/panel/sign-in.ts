@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/tables.ts';
 import type { ChildUserTables } from '../childusers/tables.ts';
 import { DomainError, validation } from '../common/errors.ts';
-import { hashPassword, verifyPassword } from '../childusers/password.ts';
+import { hashingFor, hashPassword, verifyPassword } from '../childusers/password.ts';
 import { emailKey } from '../childusers/validate.ts';
 import { clearFailures, deleteStaleFailures, lockedFor, recordFailure } from './lockout.ts';
 import { OPERATOR_EMAIL, passwordProblem } from './users.ts';
@@ -110,10 +110,13 @@ export async function changePassword(db: Kysely<Database>, subject: Subject, cur
     subject.kind === 'user'
       ? await db.selectFrom('panel_users').select('password_hash').where('id', '=', subject.userId).executeTakeFirst()
       : await db.withTables<ChildUserTables>().selectFrom('child_users').select('password_hash').where('account_id', '=', subject.accountId).executeTakeFirst();
-  if (!stored || !(await verifyPassword(current, stored.password_hash)))
-    throw validation(['current: the current password is wrong', ...(problem ? [problem] : [])]);
-  if (problem) throw validation([problem]);
-  const hash = await hashPassword(next);
+  const caller = subject.kind === 'user' ? `user:${subject.userId}` : `account:${subject.accountId}`;
+  const hash = await hashingFor(caller, async () => {
+    if (!stored || !(await verifyPassword(current, stored.password_hash)))
+      throw validation(['current: the current password is wrong', ...(problem ? [problem] : [])]);
+    if (problem) throw validation([problem]);
+    return hashPassword(next);
+  });
   await db.transaction().execute(async (tx) => {
     if (subject.kind === 'user') await tx.updateTable('panel_users').set({ password_hash: hash }).where('id', '=', subject.userId).execute();
     else await tx.withTables<ChildUserTables>().updateTable('child_users').set({ password_hash: hash }).where('account_id', '=', subject.accountId).execute();
