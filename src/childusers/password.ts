@@ -39,7 +39,10 @@ const callers = new Map<string, number>();
 export async function hashingFor<T>(caller: string, work: () => Promise<T>): Promise<T> {
   const running = callers.get(caller) ?? 0;
   if (running >= PER_CALLER) {
-    const error = new DomainError('RATE_LIMITED', `${running} password operations of this caller are in progress: retry in a few seconds.`);
+    const error = new DomainError(
+      'RATE_LIMITED',
+      `${running} passwords of this account or user are being hashed already (child users being created, a password change): retry in a few seconds.`,
+    );
     error.retryAfterSeconds = 2;
     throw error;
   }
