@@ -69,8 +69,9 @@ export class BindGuard {
   /** Ends an admitted bind's check; a failed one counts toward the address's block. Returns true when the address is now blocked. */
   done(address: string, failed: boolean, now: number): boolean {
     const a = this.state(address, now);
-    a.checking = Math.max(0, a.checking - 1);
-    this.checking = Math.max(0, this.checking - 1);
+    // Never below zero: only an admitted bind comes here, and an address with a bind being checked is never swept.
+    a.checking--;
+    this.checking--;
     if (!failed) return false;
     if (now - a.failuresSince > this.o.failureWindowMs) {
       a.failures = 0;
