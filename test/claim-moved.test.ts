@@ -55,7 +55,7 @@ const set = (
 async function claim(connector: string): Promise<string[]> {
   const request: ClaimRequest = { connector, limit: 100, now: Date.now(), owner: 'me', leaseMs: 60_000, held: [], handedBack: [] };
   const [claimed] = await db.run(claimJob, [request]);
-  return (claimed ?? []).filter((m) => m.receiver === String(phone)).map((m) => m.id);
+  return (claimed?.rows ?? []).filter((m) => m.receiver === String(phone)).map((m) => m.id);
 }
 
 test('a moved message waits while an earlier one of its receiver is in flight on the leg it came from', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Handoff } from '../src/messaging/accept.ts';
-import { claimJob } from '../src/dispatch/claim.ts';
+import { claimJob, type ClaimResult } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
 import { DIALECT, insertTestAccount, insertTestRoute, withFreshStore, startGateway, type TestGateway } from './helpers.ts';
@@ -170,7 +170,7 @@ describe(`the gateway hands accepted messages to an idle carrier without a claim
     try {
       const claimed = new Set<string>();
       watchClaims(gw, (results) => {
-        for (const rows of results) if (Array.isArray(rows)) for (const r of rows) claimed.add((r as { id: string }).id);
+        for (const result of results) for (const r of (result as ClaimResult).rows) claimed.add(r.id);
       });
       const customer = await readyCustomer(gw);
       const res = await gw.call(customer.key, 'POST', '/messages/sms/send', { receivers: receivers(3).map(Number), message: 'straight out' });

@@ -12,6 +12,12 @@ import { sizedChunks } from '../db/bulk.ts';
 const CLAIMED_COLUMNS = ['id', 'receiver', 'content', 'channel', 'payload', 'attempts', 'schedule_at'] as const;
 export type Claimed = Pick<MessageRow, (typeof CLAIMED_COLUMNS)[number]>;
 
+/** A claim's messages, in send order, and behind a backlog the account whose turn came last (the next claim's afterAccount). */
+export interface ClaimResult {
+  rows: Claimed[];
+  lastTurn: number | undefined;
+}
+
 export interface Position {
   schedule_at: number;
   id: string;
@@ -33,6 +39,8 @@ export interface ClaimRequest {
   held: string[];
   /** Per receiver, its earliest message handed back and not written yet. */
   handedBack: [string, Position][];
+  /** Behind a backlog, the account whose turn came last in the previous claim: this one starts after it (see fairShare). */
+  afterAccount?: number;
 }
 
 /**
@@ -43,15 +51,16 @@ export interface ClaimRequest {
  * retry (QUEUED, due later, or handed back and not written yet). A message
  * the dispatcher still holds is not claimed again when its lease runs out,
  * and holds back its receiver's later messages like one in flight. See
- * Dispatcher.claim for why.
+ * Dispatcher.claim for why. Behind a backlog, accounts take turns
+ * (fairShare).
  */
-export async function claimDue(tx: Transaction<Database>, dialect: Dialect, requests: ClaimRequest[]): Promise<Claimed[][]> {
-  const out: Claimed[][] = [];
+export async function claimDue(tx: Transaction<Database>, dialect: Dialect, requests: ClaimRequest[]): Promise<ClaimResult[]> {
+  const out: ClaimResult[] = [];
   for (const r of requests) out.push(await claimOne(tx, dialect, r));
   return out;
 }
 
-async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest): Promise<Claimed[]> {
+async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest): Promise<ClaimResult> {
   // PostgreSQL: claims of one connector (processes sharing its binds) one at a time. Otherwise a claim
   // skipping the rows another claim has locked could take a receiver's later message while the other
   // takes the earlier one; this way each claim sees the rows the one before it leased.
@@ -70,25 +79,66 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
     const known = firstWaiting.get(w.receiver);
     if (!known || before(w, known)) firstWaiting.set(w.receiver, w);
   }
-  // Due messages, and the messages other dispatchers hold leased (alive, or
-  // gone and not recovered yet): those are not due but hold back their
-  // receivers' later messages, which must not overtake them. Such rows eat
-  // into the limit: with another dispatcher's window of them ahead, a claim
-  // may take fewer messages than it could.
-  const due = await tx
-    .selectFrom('messages')
-    .select(['id', 'account_id', 'receiver', 'schedule_at', 'due_at', 'moved'])
-    .where('connector', '=', r.connector)
-    // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
-    .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-    .where((eb) => eb.or([eb('due_at', '<=', r.now), eb.and([eb('status', '=', 'SENDING'), eb('lease_owner', '!=', r.owner)])]))
-    .orderBy('schedule_at')
-    .orderBy('id')
-    .limit(r.limit + held.size)
-    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
-    .execute();
-  const ids: Candidate[] = [];
-  for (const m of due) {
+  const fetch = r.limit + held.size;
+  const due = await dueRows(tx, dialect, r, fetch);
+  const oldest = eligible(due, new Map(firstWaiting), held, r);
+  // Everything due was seen: it all fits in this claim, whoever's it is.
+  const { candidates, lastTurn } =
+    due.length < fetch ? { candidates: oldest, lastTurn: undefined } : await fairShare(tx, dialect, r, oldest, firstWaiting, held);
+  const chosen = await notBehindMoved(tx, r.connector, candidates);
+  if (chosen.length === 0) return { rows: [], lastTurn };
+  const rows: Claimed[] = [];
+  // In chunks of a few sizes: a statement per number of ids would be prepared and kept for each (see sizedChunks).
+  for (const chunk of sizedChunks(chosen, 512))
+    rows.push(
+      ...(await tx
+        .updateTable('messages')
+        .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
+        .where('id', 'in', chunk)
+        .returning(CLAIMED_COLUMNS)
+        .execute()),
+    );
+  return { rows: rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)), lastTurn };
+}
+
+/**
+ * Due messages of the connector (of one account when `account` is given),
+ * oldest first, and the messages other dispatchers hold leased (alive, or
+ * gone and not recovered yet): those are not due but hold back their
+ * receivers' later messages, which must not overtake them. Such rows eat
+ * into the limit: with another dispatcher's window of them ahead, a claim
+ * may take fewer messages than it could.
+ */
+function dueRows(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest, limit: number, account?: number): Promise<Candidate[]> {
+  return (
+    tx
+      .selectFrom('messages')
+      .select(['id', 'account_id', 'receiver', 'schedule_at', 'due_at', 'moved'])
+      .where('connector', '=', r.connector)
+      // Literal, so that the partial indexes messages_claim_idx (migration 005) and, by account,
+      // messages_account_claim_idx (migration 018) serve it in order.
+      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+      // By account, only what was due to go by now: a campaign scheduled for later is not walked at every claim.
+      .$if(account !== undefined, (q) => q.where('account_id', '=', account as number).where('schedule_at', '<=', r.now))
+      .where((eb) => eb.or([eb('due_at', '<=', r.now), eb.and([eb('status', '=', 'SENDING'), eb('lease_owner', '!=', r.owner)])]))
+      .orderBy('schedule_at')
+      .orderBy('id')
+      .limit(limit)
+      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+      .execute()
+  );
+}
+
+/**
+ * The rows a claim may take, in order, at most `r.limit`: not behind an
+ * earlier message of their receiver that waits (for a retry, handed back,
+ * leased to another dispatcher, or ours past its lease: see
+ * Dispatcher.claim). `firstWaiting` is the claim's own copy: it learns the
+ * receivers the rows hold back.
+ */
+function eligible(rows: Candidate[], firstWaiting: Map<string, Position>, held: Set<string>, r: ClaimRequest): Candidate[] {
+  const out: Candidate[] = [];
+  for (const m of rows) {
     const first = firstWaiting.get(m.receiver);
     if (first && first.id !== m.id && !before(m, first)) continue;
     if (m.due_at > r.now) {
@@ -101,22 +151,76 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
       firstWaiting.set(m.receiver, m);
       continue;
     }
-    if (ids.length < r.limit) ids.push(m);
+    if (out.length < r.limit) out.push(m);
   }
-  const chosen = await notBehindMoved(tx, r.connector, ids);
-  if (chosen.length === 0) return [];
-  const rows: Claimed[] = [];
-  // In chunks of a few sizes: a statement per number of ids would be prepared and kept for each (see sizedChunks).
-  for (const chunk of sizedChunks(chosen, 512))
-    rows.push(
-      ...(await tx
-        .updateTable('messages')
-        .set({ status: 'SENDING', lease_owner: r.owner, due_at: r.now + r.leaseMs, attempts: sql`attempts + 1`, status_at: r.now })
-        .where('id', 'in', chunk)
-        .returning(CLAIMED_COLUMNS)
-        .execute()),
-    );
-  return rows.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
+  return out;
+}
+
+/** At most this many accounts share one claim; the next claim goes on from the last one served (ClaimRequest.afterAccount). */
+export const ACCOUNTS_A_CLAIM = 8;
+
+/**
+ * A claim behind a backlog (more due than it can take): the connector's
+ * accounts with unfinished messages, up to ACCOUNTS_A_CLAIM of them from
+ * the one after `r.afterAccount` (wrapping round), take turns, one message
+ * each, each account's oldest first; what their turns leave of the limit
+ * goes to the oldest messages of all (`oldest`), so that an account past
+ * the ones visited still moves. One account's bulk send thus delays
+ * another's messages by one claim, not by the whole backlog. A receiver's
+ * order is kept within each account; across accounts, messages to one
+ * number may leave in another order than they were accepted in.
+ */
+async function fairShare(
+  tx: Transaction<Database>,
+  dialect: Dialect,
+  r: ClaimRequest,
+  oldest: Candidate[],
+  firstWaiting: Map<string, Position>,
+  held: Set<string>,
+): Promise<{ candidates: Candidate[]; lastTurn: number | undefined }> {
+  const accounts = await accountsAfter(tx, r.connector, r.afterAccount ?? 0);
+  if (accounts.length <= 1) return { candidates: oldest, lastTurn: accounts[0] };
+  const turns: Candidate[][] = [];
+  for (const account of accounts) turns.push(eligible(await dueRows(tx, dialect, r, r.limit + held.size, account), new Map(firstWaiting), held, r));
+  const taken = new Map<string, Candidate>();
+  let lastTurn: number | undefined;
+  for (let i = 0; taken.size < r.limit && turns.some((t) => i < t.length); i++)
+    turns.forEach((t, j) => {
+      const m = t[i];
+      if (!m || taken.size >= r.limit) return;
+      taken.set(m.id, m);
+      lastTurn = accounts[j];
+    });
+  for (const m of oldest) if (taken.size < r.limit && !taken.has(m.id)) taken.set(m.id, m);
+  return { candidates: [...taken.values()], lastTurn };
+}
+
+/** Up to ACCOUNTS_A_CLAIM accounts with unfinished messages on the connector, ascending from the one after `after`, wrapping round: one seek each. */
+async function accountsAfter(tx: Transaction<Database>, connector: string, after: number): Promise<number[]> {
+  const found: number[] = [];
+  let from = after;
+  let wrapped = false;
+  while (found.length < ACCOUNTS_A_CLAIM) {
+    const next = await tx
+      .selectFrom('messages')
+      .select('account_id')
+      .where('connector', '=', connector)
+      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+      .where('account_id', '>', from)
+      .orderBy('account_id')
+      .limit(1)
+      .executeTakeFirst();
+    const id = next === undefined ? undefined : Number(next.account_id);
+    if (id === undefined || (wrapped && id > after)) {
+      if (wrapped || after <= 0) break;
+      wrapped = true;
+      from = 0;
+      continue;
+    }
+    found.push(id);
+    from = id;
+  }
+  return found;
 }
 
 /**
@@ -168,7 +272,7 @@ async function notBehindMoved(tx: Transaction<Database>, connector: string, cand
     .map((c) => c.id);
 }
 
-type Candidate = Position & { account_id: number; receiver: string; moved: number };
+type Candidate = Position & { account_id: number; receiver: string; due_at: number; moved: number };
 type Keyed = Position & { account_id: number; receiver: string };
 
 /** Order across connections is kept per account and receiver: another account's message never holds one back. */

@@ -89,6 +89,8 @@ export class Dispatcher {
    * answers need no claim after them (see send).
    */
   private readonly drained = new Set<string>();
+  /** Per connector behind a backlog, the account whose turn came last in its claim: the next claim starts after it (src/dispatch/claim.ts, fairShare). */
+  private readonly lastTurn = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
@@ -507,8 +509,11 @@ export class Dispatcher {
       leaseMs: this.options.leaseMs,
       held,
       handedBack: [...this.inFlight.firstHandedBack(connector)],
+      afterAccount: this.lastTurn.get(connector),
     };
-    const [rows] = await this.db.run(claimJob, [request]);
+    const [result] = await this.db.run(claimJob, [request]);
+    const rows = result?.rows;
+    if (result?.lastTurn !== undefined) this.lastTurn.set(connector, result.lastTurn);
     // With other dispatchers, their leased rows can hold a claim short of what is due (and nothing is handed off): always claim again.
     if ((rows?.length ?? 0) < limit && this.others === 0) this.drained.add(connector);
     else this.drained.delete(connector);
