@@ -59,6 +59,8 @@ export const ConfigSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120_000, default: 10_000 }),
   /** Webhook attempts in flight at once per process. */
   WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 1000, default: 16 }),
+  /** Webhook attempts in flight at once per process for one account (default half of WEBHOOK_CONCURRENCY): one account's slow endpoint never takes them all. */
+  WEBHOOK_CONCURRENCY_PER_ACCOUNT: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
   /** Idle poll interval of the webhook deliverer (status events go out within this). */
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 500 }),
   /** Delivered and failed webhook deliveries stay in the delivery log this many days. */

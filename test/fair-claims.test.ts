@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
-import { ACCOUNTS_A_CLAIM, claimJob, type ClaimRequest, type ClaimResult } from '../src/dispatch/claim.ts';
+import { claimJob, type ClaimRequest, type ClaimResult } from '../src/dispatch/claim.ts';
+import { ACCOUNTS_A_CLAIM, VISITS_A_CLAIM } from '../src/common/turns.ts';
 import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
 import type { RouteRow } from '../src/db/tables.ts';
 import { DIALECT, insertTestAccount, insertTestRoute, withFreshStore } from './helpers.ts';
 
 /**
  * Accounts take turns behind a backlog (src/dispatch/claim.ts, fairShare;
+ * src/common/turns.ts;
  * docs/architecture.md "One account's backlog"): a claim that cannot take
  * everything due gives each account with messages waiting its oldest in
  * turn, so that one account's bulk send holds back another's messages by
@@ -25,9 +27,9 @@ withFreshStore(async (opened) => {
 const newRoute = (): Promise<RouteRow> => insertTestRoute(db, `fair-${connector++}`);
 const receivers = (n: number) => Array.from({ length: n }, () => String(phone++));
 
-/** One request of `accountId` to these receivers, queued (no handoff): its message ids, in order. */
-async function queue(accountId: number, route: RouteRow, to: string[]): Promise<string[]> {
-  const input: AcceptInput = {
+/** A request of `accountId` to these receivers, due now or at `scheduleAt`. */
+function request(accountId: number, route: RouteRow, to: string[], scheduleAt: number | null = null): AcceptInput {
+  return {
     accountId,
     route,
     source: 'gateway',
@@ -35,10 +37,14 @@ async function queue(accountId: number, route: RouteRow, to: string[]): Promise<
     tag: null,
     custom: null,
     sender: null,
-    scheduleAt: null,
+    scheduleAt,
     items: to.map((receiver) => ({ receiver, content: 'hello', segments: 1, tag: null, custom: null, payload: null })),
   };
-  const [result] = await db.run(acceptJob, [input]);
+}
+
+/** One request of `accountId` to these receivers, queued (no handoff): its message ids, in order. */
+async function queue(accountId: number, route: RouteRow, to: string[]): Promise<string[]> {
+  const [result] = await db.run(acceptJob, [request(accountId, route, to)]);
   assert.ok(result && !('refused' in result), JSON.stringify(result));
   const rows = await db.kysely.selectFrom('messages').select('id').where('request_id', '=', result.requestId).orderBy('id').execute();
   return rows.map((r) => r.id);
@@ -144,21 +150,30 @@ test(`a campaign scheduled for later is no one's turn (${DIALECT})`, async () =>
   const now = await insertTestAccount(db, 'Sends now');
   const later = await insertTestAccount(db, 'Sends tomorrow');
   const due = await queue(now, route, receivers(30));
-  const input: AcceptInput = {
-    accountId: later,
-    route,
-    source: 'gateway',
-    content: 'tomorrow',
-    tag: null,
-    custom: null,
-    sender: null,
-    scheduleAt: Date.now() + 86_400_000,
-    items: receivers(5).map((receiver) => ({ receiver, content: 'tomorrow', segments: 1, tag: null, custom: null, payload: null })),
-  };
-  await db.run(acceptJob, [input]);
+  await db.run(acceptJob, [request(later, route, receivers(5), Date.now() + 86_400_000)]);
   const { rows } = await claim(route, 10);
   assert.deepEqual(
     rows.map((r) => r.id),
     due.slice(0, 10),
   );
+});
+
+test(`many accounts waiting only for later do not keep a due one from its turn (${DIALECT})`, async () => {
+  const route = await newRoute();
+  const bulk = await insertTestAccount(db, 'Bulk now');
+  await queue(bulk, route, receivers(50));
+  for (let i = 0; i < VISITS_A_CLAIM + 6; i++) {
+    const account = await insertTestAccount(db, `Tomorrow ${i}`);
+    await db.run(acceptJob, [request(account, route, receivers(1), Date.now() + 86_400_000)]);
+  }
+  const late = await insertTestAccount(db, 'Due, with the highest id');
+  const [code] = await queue(late, route, receivers(1));
+  let after: number | undefined;
+  const seen: string[] = [];
+  for (let i = 0; i < 3 && !seen.includes(code as string); i++) {
+    const { rows, lastTurn } = await claim(route, 10, after);
+    after = lastTurn;
+    seen.push(...rows.map((r) => r.id));
+  }
+  assert.ok(seen.includes(code as string), 'claimed within three claims, past the accounts with nothing due');
 });

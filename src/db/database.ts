@@ -24,7 +24,7 @@ import { panelUsers } from './migrations/014_panel_users.ts';
 import { smppAccounts } from './migrations/015_smpp_accounts.ts';
 import { connectionLeases } from './migrations/016_connection_leases.ts';
 import { deliveryResend } from './migrations/017_delivery_resend.ts';
-import { accountClaimIndex } from './migrations/018_account_claim_index.ts';
+import { accountTurns } from './migrations/018_account_turns.ts';
 
 export type { Dialect } from './dialect.ts';
 
@@ -160,7 +160,7 @@ async function migrate(db: Db): Promise<void> {
     '015_smpp_accounts': smppAccounts(db.dialect),
     '016_connection_leases': connectionLeases,
     '017_delivery_resend': deliveryResend,
-    '018_account_claim_index': accountClaimIndex,
+    '018_account_turns': accountTurns,
   };
   // Kysely looks for its bookkeeping tables in any schema unless told which:
   // name the current one, so databases sharing a server (schemas) never mix.

@@ -3,6 +3,7 @@ import type { Database, MessageRow } from '../db/tables.ts';
 import type { Dialect } from '../db/database.ts';
 import { defineJob } from '../db/jobs.ts';
 import { sizedChunks } from '../db/bulk.ts';
+import { takeTurns } from '../common/turns.ts';
 
 /**
  * What a claim reads back of each message: what the carrier is handed and
@@ -81,7 +82,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
   }
   const fetch = r.limit + held.size;
   const due = await dueRows(tx, dialect, r, fetch);
-  const oldest = eligible(due, new Map(firstWaiting), held, r);
+  const oldest = eligible(due, new Map(firstWaiting), held, r.limit, r.now);
   // Everything due was seen: it all fits in this claim, whoever's it is.
   const { candidates, lastTurn } =
     due.length < fetch ? { candidates: oldest, lastTurn: undefined } : await fairShare(tx, dialect, r, oldest, firstWaiting, held);
@@ -130,18 +131,18 @@ function dueRows(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest, l
 }
 
 /**
- * The rows a claim may take, in order, at most `r.limit`: not behind an
+ * The rows a claim may take, in order, at most `max`: not behind an
  * earlier message of their receiver that waits (for a retry, handed back,
  * leased to another dispatcher, or ours past its lease: see
  * Dispatcher.claim). `firstWaiting` is the claim's own copy: it learns the
  * receivers the rows hold back.
  */
-function eligible(rows: Candidate[], firstWaiting: Map<string, Position>, held: Set<string>, r: ClaimRequest): Candidate[] {
+function eligible(rows: Candidate[], firstWaiting: Map<string, Position>, held: Set<string>, max: number, now: number): Candidate[] {
   const out: Candidate[] = [];
   for (const m of rows) {
     const first = firstWaiting.get(m.receiver);
     if (first && first.id !== m.id && !before(m, first)) continue;
-    if (m.due_at > r.now) {
+    if (m.due_at > now) {
       // Leased to another dispatcher: waits like a message in flight, and holds its receiver back.
       firstWaiting.set(m.receiver, m);
       continue;
@@ -151,24 +152,19 @@ function eligible(rows: Candidate[], firstWaiting: Map<string, Position>, held: 
       firstWaiting.set(m.receiver, m);
       continue;
     }
-    if (out.length < r.limit) out.push(m);
+    if (out.length < max) out.push(m);
   }
   return out;
 }
 
-/** At most this many accounts share one claim; the next claim goes on from the last one served (ClaimRequest.afterAccount). */
-export const ACCOUNTS_A_CLAIM = 8;
-
 /**
  * A claim behind a backlog (more due than it can take): the connector's
- * accounts with unfinished messages, up to ACCOUNTS_A_CLAIM of them from
- * the one after `r.afterAccount` (wrapping round), take turns, one message
- * each, each account's oldest first; what their turns leave of the limit
- * goes to the oldest messages of all (`oldest`), so that an account past
- * the ones visited still moves. One account's bulk send thus delays
- * another's messages by one claim, not by the whole backlog. A receiver's
- * order is kept within each account; across accounts, messages to one
- * number may leave in another order than they were accepted in.
+ * accounts take turns (takeTurns, src/common/turns.ts), each giving its
+ * oldest due messages up to its share, from the account after
+ * `r.afterAccount`; what their turns leave of the limit goes to the oldest
+ * messages of all (`oldest`). A receiver's order is kept within each
+ * account; across accounts, messages to one number may leave in another
+ * order than they were accepted in.
  */
 async function fairShare(
   tx: Transaction<Database>,
@@ -178,49 +174,29 @@ async function fairShare(
   firstWaiting: Map<string, Position>,
   held: Set<string>,
 ): Promise<{ candidates: Candidate[]; lastTurn: number | undefined }> {
-  const accounts = await accountsAfter(tx, r.connector, r.afterAccount ?? 0);
-  if (accounts.length <= 1) return { candidates: oldest, lastTurn: accounts[0] };
-  const turns: Candidate[][] = [];
-  for (const account of accounts) turns.push(eligible(await dueRows(tx, dialect, r, r.limit + held.size, account), new Map(firstWaiting), held, r));
-  const taken = new Map<string, Candidate>();
-  let lastTurn: number | undefined;
-  for (let i = 0; taken.size < r.limit && turns.some((t) => i < t.length); i++)
-    turns.forEach((t, j) => {
-      const m = t[i];
-      if (!m || taken.size >= r.limit) return;
-      taken.set(m.id, m);
-      lastTurn = accounts[j];
-    });
+  const { rows, last } = await takeTurns<Candidate>(
+    {
+      next: async (from) => {
+        const row = await tx
+          .selectFrom('messages')
+          .select('account_id')
+          .where('connector', '=', r.connector)
+          // Literal, so that the partial index messages_account_claim_idx (migration 018) serves it: one seek.
+          .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+          .where('account_id', '>', from)
+          .orderBy('account_id')
+          .limit(1)
+          .executeTakeFirst();
+        return row === undefined ? undefined : Number(row.account_id);
+      },
+      take: async (account, count) => eligible(await dueRows(tx, dialect, r, count + held.size, account), new Map(firstWaiting), held, count, r.now),
+    },
+    r.afterAccount ?? 0,
+    r.limit,
+  );
+  const taken = new Map(rows.map((m) => [m.id, m]));
   for (const m of oldest) if (taken.size < r.limit && !taken.has(m.id)) taken.set(m.id, m);
-  return { candidates: [...taken.values()], lastTurn };
-}
-
-/** Up to ACCOUNTS_A_CLAIM accounts with unfinished messages on the connector, ascending from the one after `after`, wrapping round: one seek each. */
-async function accountsAfter(tx: Transaction<Database>, connector: string, after: number): Promise<number[]> {
-  const found: number[] = [];
-  let from = after;
-  let wrapped = false;
-  while (found.length < ACCOUNTS_A_CLAIM) {
-    const next = await tx
-      .selectFrom('messages')
-      .select('account_id')
-      .where('connector', '=', connector)
-      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-      .where('account_id', '>', from)
-      .orderBy('account_id')
-      .limit(1)
-      .executeTakeFirst();
-    const id = next === undefined ? undefined : Number(next.account_id);
-    if (id === undefined || (wrapped && id > after)) {
-      if (wrapped || after <= 0) break;
-      wrapped = true;
-      from = 0;
-      continue;
-    }
-    found.push(id);
-    from = id;
-  }
-  return found;
+  return { candidates: [...taken.values()], lastTurn: last };
 }
 
 /**

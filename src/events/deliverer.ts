@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/tables.ts';
-import type { Dialect } from '../db/database.ts';
+import type { Db, Dialect } from '../db/database.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { deliveryHeaders } from './signing.ts';
 import { fanOut } from './fanout.ts';
 import { eventsDb, type DeliveryRow } from './tables.ts';
+import { claimDeliveriesJob } from './claim.ts';
 import { lockDeliveries } from './webhooks.ts';
 import { Waker } from '../common/waker.ts';
 
@@ -15,6 +16,8 @@ export interface DelivererOptions {
   pollMs: number;
   /** Deliveries in flight at once, over all endpoints. */
   concurrency: number;
+  /** Deliveries in flight at once for one account (src/events/claim.ts). */
+  perAccount: number;
   /** Per attempt: connect, send, answer. */
   timeoutMs: number;
   /** Unit of the retry schedule: 1000 = seconds (tests use 1). */
@@ -72,18 +75,26 @@ export class Deliverer {
   private loopDone: Promise<void> = Promise.resolve();
   private waker = new Waker();
   private inflight = new Set<Promise<void>>();
+  /** Attempts in flight per account: a claim leaves out accounts at DelivererOptions.perAccount. */
+  private readonly inflightBy = new Map<number, number>();
+  /** Behind a backlog, the account the last claim looked at last: the next one starts after it (src/common/turns.ts). */
+  private lastTurn = 0;
   private readonly abort = new AbortController();
   private readonly results: GroupCommitter<AttemptResult, void>;
   private lastPrune = 0;
 
+  private readonly db: Kysely<Database>;
+  private readonly dialect: Dialect;
+
   constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
+    private readonly store: Db,
     private readonly fetcher: SafeFetcher,
     private readonly log: Logger,
     private readonly options: DelivererOptions,
   ) {
-    this.results = new GroupCommitter<AttemptResult, void>((items) => db.transaction().execute((tx) => this.writeResults(tx, items)));
+    this.db = store.kysely;
+    this.dialect = store.dialect;
+    this.results = new GroupCommitter<AttemptResult, void>((items) => this.db.transaction().execute((tx) => this.writeResults(tx, items)));
   }
 
   private get leaseMs(): number {
@@ -137,39 +148,33 @@ export class Deliverer {
     return this.waker.sleep(ms);
   }
 
-  /** Claims up to `limit` due deliveries (new, retry time reached, or lease expired). */
-  private async claim(limit: number): Promise<(DeliveryRow & { secret: string | null })[]> {
-    const edb = eventsDb(this.db);
-    const now = Date.now();
-    const due = edb
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('status', 'in', ['PENDING', 'DELIVERING'])
-      .where('due_at', '<=', now)
-      .orderBy('due_at')
-      .limit(limit);
-    if (!(await due.executeTakeFirst())) return [];
-    const rows = await edb
-      .updateTable('webhook_deliveries')
-      .set({ status: 'DELIVERING', lease_owner: this.owner, due_at: now + this.leaseMs, attempts: sql`attempts + 1` })
-      .where('id', 'in', this.dialect === 'postgres' ? due.forUpdate().skipLocked() : due)
-      .returningAll()
-      .execute();
-    const hookIds = [...new Set(rows.map((r) => r.webhook_id).filter((id): id is number => id !== null))];
-    const secrets = new Map<number, string>();
-    if (hookIds.length) {
-      for (const h of await edb.selectFrom('webhooks').select(['id', 'secret']).where('id', 'in', hookIds).execute()) secrets.set(Number(h.id), h.secret);
-    }
-    return rows
-      .sort((a, b) => (a.id < b.id ? -1 : 1))
-      .map((r) => ({ ...r, secret: r.webhook_id === null ? null : (secrets.get(Number(r.webhook_id)) ?? null) }));
+  /** Claims up to `room` due deliveries (src/events/claim.ts). */
+  private async claim(room: number): Promise<(DeliveryRow & { secret: string | null })[]> {
+    const [claimed] = await this.store.run(claimDeliveriesJob, [
+      {
+        owner: this.owner,
+        now: Date.now(),
+        leaseMs: this.leaseMs,
+        room,
+        perAccount: this.options.perAccount,
+        inFlight: [...this.inflightBy],
+        afterAccount: this.lastTurn,
+      },
+    ]);
+    if (claimed?.lastTurn !== undefined) this.lastTurn = claimed.lastTurn;
+    return claimed?.rows ?? [];
   }
 
   private spawn(d: DeliveryRow & { secret: string | null }): void {
+    const account = Number(d.account_id);
+    this.inflightBy.set(account, (this.inflightBy.get(account) ?? 0) + 1);
     const task = this.attempt(d)
       .catch((err: unknown) => this.log.error({ err, deliveryId: d.id }, 'could not record a webhook attempt'))
       .finally(() => {
         this.inflight.delete(task);
+        const left = (this.inflightBy.get(account) ?? 0) - 1;
+        if (left > 0) this.inflightBy.set(account, left);
+        else this.inflightBy.delete(account);
         this.wake();
       });
     this.inflight.add(task);

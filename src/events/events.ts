@@ -25,9 +25,10 @@ export interface Events {
 
 export function createEvents(db: Db, config: Config, log: Logger): Events {
   const fetcher = new SafeFetcher({ allow: config.GATEWAY_FETCH_ALLOW, connectTimeoutMs: config.WEBHOOK_TIMEOUT_MS });
-  const deliverer = new Deliverer(db.kysely, db.dialect, fetcher, log.child({ component: 'webhooks' }), {
+  const deliverer = new Deliverer(db, fetcher, log.child({ component: 'webhooks' }), {
     pollMs: config.WEBHOOK_POLL_MS,
     concurrency: config.WEBHOOK_CONCURRENCY,
+    perAccount: Math.min(config.WEBHOOK_CONCURRENCY, config.WEBHOOK_CONCURRENCY_PER_ACCOUNT ?? Math.ceil(config.WEBHOOK_CONCURRENCY / 2)),
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
     retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
     logDays: config.WEBHOOK_LOG_DAYS,

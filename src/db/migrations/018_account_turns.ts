@@ -1,0 +1,32 @@
+import { sql, type Kysely } from 'kysely';
+
+/**
+ * Accounts taking turns behind a backlog (src/common/turns.ts,
+ * docs/architecture.md "One account's backlog"): the unfinished rows of the
+ * two queues accounts share, by account, so that a claim finds the accounts
+ * with rows waiting (one seek each) and reads each one's oldest in order.
+ * - messages of a connector, each account's in send order: partial over
+ *   exactly the rows of messages_claim_idx (migration 005), with the same
+ *   literal status list;
+ * - webhook deliveries, each account's by due time.
+ */
+export const accountTurns = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await db.schema
+      .createIndex('messages_account_claim_idx')
+      .on('messages')
+      .columns(['connector', 'account_id', 'schedule_at', 'id'])
+      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
+      .execute();
+    await db.schema
+      .createIndex('webhook_deliveries_account_due_idx')
+      .on('webhook_deliveries')
+      .columns(['account_id', 'due_at'])
+      .where(sql<boolean>`status in ('PENDING', 'DELIVERING')`)
+      .execute();
+  },
+  async down(db: Kysely<unknown>): Promise<void> {
+    await db.schema.dropIndex('webhook_deliveries_account_due_idx').execute();
+    await db.schema.dropIndex('messages_account_claim_idx').execute();
+  },
+};
