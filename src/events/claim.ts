@@ -43,16 +43,29 @@ export async function claimDeliveries(tx: Transaction<Database>, dialect: Dialec
 
 async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: DeliveryClaim): Promise<ClaimedDeliveries> {
   const t = eventsDb(tx);
-  const due = (account?: number) =>
+  // Waiting for an attempt, oldest first (of one account: webhook_deliveries_account_due_idx, migration 018).
+  const pending = (limit: number, account?: number) =>
     t
       .selectFrom('webhook_deliveries')
-      .select(['id', 'account_id'])
-      // Literal, so that the partial index webhook_deliveries_account_due_idx (migration 018) serves the by-account reads.
-      .where(sql<boolean>`status in ('PENDING', 'DELIVERING')`)
+      .select(['id', 'account_id', 'due_at'])
+      .where('status', '=', 'PENDING')
       .$if(account !== undefined, (q) => q.where('account_id', '=', account as number))
       .where('due_at', '<=', c.now)
       .orderBy('due_at')
-      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked());
+      .limit(limit)
+      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+      .execute();
+  // Attempts whose lease ran out (their process died): few, due again.
+  const expired = await t
+    .selectFrom('webhook_deliveries')
+    .select(['id', 'account_id', 'due_at'])
+    .where('status', '=', 'DELIVERING')
+    .where('due_at', '<=', c.now)
+    .orderBy('due_at')
+    .limit(c.room)
+    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+    .execute();
+  const oldest = [...(await pending(c.room)), ...expired].sort((x, y) => Number(x.due_at) - Number(y.due_at)).slice(0, c.room);
   const busy = new Map(c.inFlight);
   const left = (account: number) => c.perAccount - (busy.get(account) ?? 0);
   const chosen = new Set<string>();
@@ -60,7 +73,6 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: Delivery
     chosen.add(id);
     busy.set(account, (busy.get(account) ?? 0) + 1);
   };
-  const oldest = await due().limit(c.room).execute();
   let lastTurn: number | undefined;
   if (oldest.length === c.room) {
     const turns = await takeTurns(
@@ -69,7 +81,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: Delivery
           const row = await t
             .selectFrom('webhook_deliveries')
             .select('account_id')
-            .where(sql<boolean>`status in ('PENDING', 'DELIVERING')`)
+            .where('status', '=', 'PENDING')
             .where('account_id', '>', from)
             .orderBy('account_id')
             .limit(1)
@@ -78,7 +90,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: Delivery
         },
         take: async (account, count) => {
           const n = Math.min(count, left(account));
-          return n > 0 ? due(account).limit(n).execute() : [];
+          return n > 0 ? pending(n, account) : [];
         },
       },
       c.afterAccount,
