@@ -82,10 +82,11 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
   }
   const fetch = r.limit + held.size;
   const due = await dueRows(tx, dialect, r, fetch);
-  const oldest = eligible(due, new Map(firstWaiting), held, r.limit, r.now);
   // Everything due was seen: it all fits in this claim, whoever's it is.
   const { candidates, lastTurn } =
-    due.length < fetch ? { candidates: oldest, lastTurn: undefined } : await fairShare(tx, dialect, r, oldest, firstWaiting, held);
+    due.length < fetch
+      ? { candidates: eligible(due, new Map(firstWaiting), held, r.limit, r.now), lastTurn: undefined }
+      : await fairShare(tx, dialect, r, due, firstWaiting, held);
   const chosen = await notBehindMoved(tx, r.connector, candidates);
   if (chosen.length === 0) return { rows: [], lastTurn };
   const rows: Claimed[] = [];
@@ -103,25 +104,45 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, r: ClaimReq
 }
 
 /**
- * Due messages of the connector (of one account when `account` is given),
- * oldest first, and the messages other dispatchers hold leased (alive, or
- * gone and not recovered yet): those are not due but hold back their
- * receivers' later messages, which must not overtake them. Such rows eat
- * into the limit: with another dispatcher's window of them ahead, a claim
- * may take fewer messages than it could.
+ * Due messages of the connector, oldest first, and the messages other
+ * dispatchers hold leased (alive, or gone and not recovered yet): those are
+ * not due but hold back their receivers' later messages, which must not
+ * overtake them. Such rows eat into the limit: with another dispatcher's
+ * window of them ahead, a claim may take fewer messages than it could.
  */
-function dueRows(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest, limit: number, account?: number): Promise<Candidate[]> {
+function dueRows(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest, limit: number): Promise<Candidate[]> {
   return (
     tx
       .selectFrom('messages')
       .select(['id', 'account_id', 'receiver', 'schedule_at', 'due_at', 'moved'])
       .where('connector', '=', r.connector)
-      // Literal, so that the partial indexes messages_claim_idx (migration 005) and, by account,
-      // messages_account_claim_idx (migration 018) serve it in order.
+      // Literal, so that the partial index messages_claim_idx (migration 005) serves it in order.
       .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-      // By account, only what was due to go by now: a campaign scheduled for later is not walked at every claim.
-      .$if(account !== undefined, (q) => q.where('account_id', '=', account as number).where('schedule_at', '<=', r.now))
       .where((eb) => eb.or([eb('due_at', '<=', r.now), eb.and([eb('status', '=', 'SENDING'), eb('lease_owner', '!=', r.owner)])]))
+      .orderBy('schedule_at')
+      .orderBy('id')
+      .limit(limit)
+      .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
+      .execute()
+  );
+}
+
+/**
+ * One account's messages waiting on the connector that are due, oldest
+ * first. Only what was due to go by now is read: a campaign scheduled for
+ * later is not walked at every claim.
+ */
+function queuedRows(tx: Transaction<Database>, dialect: Dialect, r: ClaimRequest, account: number, limit: number): Promise<Candidate[]> {
+  return (
+    tx
+      .selectFrom('messages')
+      .select(['id', 'account_id', 'receiver', 'schedule_at', 'due_at', 'moved'])
+      .where('connector', '=', r.connector)
+      // Literal, so that the partial index messages_account_claim_idx (migration 018) serves it in order.
+      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED')`)
+      .where('account_id', '=', account)
+      .where('schedule_at', '<=', r.now)
+      .where('due_at', '<=', r.now)
       .orderBy('schedule_at')
       .orderBy('id')
       .limit(limit)
@@ -162,41 +183,82 @@ function eligible(rows: Candidate[], firstWaiting: Map<string, Position>, held: 
  * accounts take turns (takeTurns, src/common/turns.ts), each giving its
  * oldest due messages up to its share, from the account after
  * `r.afterAccount`; what their turns leave of the limit goes to the oldest
- * messages of all (`oldest`). A receiver's order is kept within each
- * account; across accounts, messages to one number may leave in another
- * order than they were accepted in.
+ * messages of all (from `due`, the claim's first read). A receiver's order
+ * is kept within each account; across accounts, messages to one number may
+ * leave in another order than they were accepted in.
  */
 async function fairShare(
   tx: Transaction<Database>,
   dialect: Dialect,
   r: ClaimRequest,
-  oldest: Candidate[],
+  due: Candidate[],
   firstWaiting: Map<string, Position>,
   held: Set<string>,
 ): Promise<{ candidates: Candidate[]; lastTurn: number | undefined }> {
+  // Every message of the first read that nothing holds back (eligible without a limit).
+  const free = eligible(due, new Map(firstWaiting), held, Number.POSITIVE_INFINITY, r.now);
+  const next = async (from: number) => {
+    const row = await tx
+      .selectFrom('messages')
+      .select('account_id')
+      .where('connector', '=', r.connector)
+      // Literal, so that the partial index messages_account_claim_idx (migration 018) serves it: one seek.
+      .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED')`)
+      .where('account_id', '>', from)
+      .orderBy('account_id')
+      .limit(1)
+      .executeTakeFirst();
+    return row === undefined ? undefined : Number(row.account_id);
+  };
+  // One account's backlog alone (a bulk send, the common case): its oldest are the oldest of all, two seeks say so.
+  const only = Number(due[0]?.account_id);
+  if (due.every((m) => Number(m.account_id) === only) && (await next(0)) === only && (await next(only)) === undefined)
+    return { candidates: free.slice(0, r.limit), lastTurn: only };
   const { rows, last } = await takeTurns<Candidate>(
     {
-      next: async (from) => {
-        const row = await tx
-          .selectFrom('messages')
-          .select('account_id')
-          .where('connector', '=', r.connector)
-          // Literal, so that the partial index messages_account_claim_idx (migration 018) serves it: one seek.
-          .where(sql<boolean>`status in ('QUEUED', 'SCHEDULED', 'SENDING')`)
-          .where('account_id', '>', from)
-          .orderBy('account_id')
-          .limit(1)
-          .executeTakeFirst();
-        return row === undefined ? undefined : Number(row.account_id);
-      },
-      take: async (account, count) => eligible(await dueRows(tx, dialect, r, count + held.size, account), new Map(firstWaiting), held, count, r.now),
+      next,
+      take: async (account, count) => eligible(await queuedRows(tx, dialect, r, account, count), new Map(firstWaiting), held, count, r.now),
     },
     r.afterAccount ?? 0,
     r.limit,
   );
-  const taken = new Map(rows.map((m) => [m.id, m]));
-  for (const m of oldest) if (taken.size < r.limit && !taken.has(m.id)) taken.set(m.id, m);
+  const taken = new Map((await notBehindInFlight(tx, r, rows, due, free)).map((m) => [m.id, m]));
+  for (const m of free) if (taken.size < r.limit && !taken.has(m.id)) taken.set(m.id, m);
   return { candidates: [...taken.values()], lastTurn: last };
+}
+
+/**
+ * The turns' messages that may go: those of the first read (`due`) if
+ * nothing held them back there (`free`); the others, past it, were not
+ * compared with the messages in flight, read here by their receivers (an
+ * earlier one leased to another dispatcher, or ours past its lease, holds
+ * them back, as in eligible).
+ */
+async function notBehindInFlight(tx: Transaction<Database>, r: ClaimRequest, rows: Candidate[], due: Candidate[], free: Candidate[]): Promise<Candidate[]> {
+  const read = new Set(due.map((m) => m.id));
+  const ok = new Set(free.map((m) => m.id));
+  const past = rows.filter((m) => !read.has(m.id));
+  const inFlight =
+    past.length === 0
+      ? []
+      : await tx
+          .selectFrom('messages')
+          .select(['receiver', 'schedule_at', 'id'])
+          .where('receiver', 'in', [...new Set(past.map((m) => m.receiver))])
+          .where('connector', '=', r.connector)
+          .where('status', '=', 'SENDING')
+          .where((eb) => eb.or([eb('lease_owner', '!=', r.owner), eb('due_at', '<=', r.now)]))
+          .execute();
+  const first = new Map<string, Position>();
+  for (const m of inFlight) {
+    const known = first.get(m.receiver);
+    if (!known || before(m, known)) first.set(m.receiver, m);
+  }
+  return rows.filter((m) => {
+    if (read.has(m.id)) return ok.has(m.id);
+    const f = first.get(m.receiver);
+    return !f || before(m, f);
+  });
 }
 
 /**
