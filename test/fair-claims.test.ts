@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import type { Db } from '../src/db/database.ts';
 import { claimJob, type ClaimRequest, type ClaimResult } from '../src/dispatch/claim.ts';
 import { ACCOUNTS_A_CLAIM, VISITS_A_CLAIM } from '../src/common/turns.ts';
-import { acceptJob, type AcceptInput } from '../src/messaging/accept.ts';
+import { acceptJob } from '../src/messaging/accept.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, insertTestAccount, insertTestRoute, withFreshStore } from './helpers.ts';
+import { DIALECT, insertTestAccount, insertTestRoute, smsRequest, withFreshStore } from './helpers.ts';
 
 /**
  * Accounts take turns behind a backlog (src/dispatch/claim.ts, fairShare;
@@ -27,20 +27,7 @@ withFreshStore(async (opened) => {
 const newRoute = (): Promise<RouteRow> => insertTestRoute(db, `fair-${connector++}`);
 const receivers = (n: number) => Array.from({ length: n }, () => String(phone++));
 
-/** A request of `accountId` to these receivers, due now or at `scheduleAt`. */
-function request(accountId: number, route: RouteRow, to: string[], scheduleAt: number | null = null): AcceptInput {
-  return {
-    accountId,
-    route,
-    source: 'gateway',
-    content: 'hello',
-    tag: null,
-    custom: null,
-    sender: null,
-    scheduleAt,
-    items: to.map((receiver) => ({ receiver, content: 'hello', segments: 1, tag: null, custom: null, payload: null })),
-  };
-}
+const request = (accountId: number, route: RouteRow, to: string[], scheduleAt: number | null = null) => smsRequest(accountId, route, to, { scheduleAt });
 
 /** One request of `accountId` to these receivers, queued (no handoff): its message ids, in order. */
 async function queue(accountId: number, route: RouteRow, to: string[]): Promise<string[]> {

@@ -5,7 +5,7 @@ import { acceptJob, refusalError, type AcceptInput, type AcceptResult, type Hand
 import { claimJob, type ClaimResult } from '../src/dispatch/claim.ts';
 import type { Job } from '../src/db/jobs.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import { DIALECT, insertTestAccount, insertTestRoute, withFreshStore, startGateway, type TestGateway } from './helpers.ts';
+import { DIALECT, insertTestAccount, insertTestRoute, smsRequest, withFreshStore, startGateway, type TestGateway } from './helpers.ts';
 
 /**
  * Handoff (src/messaging/accept.ts, Dispatcher.reserve): an accept writes
@@ -31,20 +31,7 @@ async function newRoute(): Promise<RouteRow> {
   return insertTestRoute(db, `c${phone++}`);
 }
 
-function request(to: string[], handoff?: Handoff, scheduleAt: number | null = null): AcceptInput {
-  return {
-    accountId,
-    route,
-    source: 'gateway',
-    content: 'hello',
-    tag: null,
-    custom: null,
-    sender: null,
-    scheduleAt,
-    handoff,
-    items: to.map((receiver) => ({ receiver, content: 'hello', segments: 1, tag: null, custom: null, payload: null })),
-  };
-}
+const request = (to: string[], handoff?: Handoff, scheduleAt: number | null = null): AcceptInput => smsRequest(accountId, route, to, { handoff, scheduleAt });
 
 async function accept(...inputs: AcceptInput[]): Promise<AcceptResult[]> {
   const results = await db.run(acceptJob, inputs);

@@ -11,7 +11,7 @@ import { createCore, type Core, type CoreOptions } from '../src/core.ts';
 import { buildApp } from '../src/app.ts';
 import { openDatabase, type Db } from '../src/db/database.ts';
 import type { RouteRow } from '../src/db/tables.ts';
-import type { AcceptInput } from '../src/messaging/accept.ts';
+import type { AcceptInput, Handoff } from '../src/messaging/accept.ts';
 
 /** The database every test file runs against: SQLite, or PostgreSQL when TEST_DATABASE_URL is set. */
 export const DIALECT = process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite';
@@ -121,8 +121,14 @@ export function insertTestRoute(db: Db, connector: string): Promise<RouteRow> {
     .executeTakeFirstOrThrow();
 }
 
-/** A send request of one SMS of one segment, now, as the accept job takes it (src/messaging/accept.ts). */
-export function oneSms(accountId: number, route: RouteRow, receiver: string, content = 'hello'): AcceptInput {
+/** A send request of one-segment SMS to these receivers, as the accept job takes it (src/messaging/accept.ts): due now unless `scheduleAt`. */
+export function smsRequest(
+  accountId: number,
+  route: RouteRow,
+  receivers: string[],
+  options: { content?: string; scheduleAt?: number | null; handoff?: Handoff | undefined } = {},
+): AcceptInput {
+  const content = options.content ?? 'hello';
   return {
     accountId,
     route,
@@ -131,9 +137,15 @@ export function oneSms(accountId: number, route: RouteRow, receiver: string, con
     tag: null,
     custom: null,
     sender: null,
-    scheduleAt: null,
-    items: [{ receiver, content, segments: 1, tag: null, custom: null, payload: null }],
+    scheduleAt: options.scheduleAt ?? null,
+    ...(options.handoff ? { handoff: options.handoff } : {}),
+    items: receivers.map((receiver) => ({ receiver, content, segments: 1, tag: null, custom: null, payload: null })),
   };
+}
+
+/** A send request of one SMS of one segment, now. */
+export function oneSms(accountId: number, route: RouteRow, receiver: string, content = 'hello'): AcceptInput {
+  return smsRequest(accountId, route, [receiver], { content });
 }
 
 export const ADMIN_TOKEN = 'test-operator-token-0123456789';
