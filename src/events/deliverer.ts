@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import type { Database } from '../db/tables.ts';
-import type { Db, Dialect } from '../db/database.ts';
+import type { Db } from '../db/database.ts';
 import { GroupCommitter } from '../db/group-commit.ts';
 import { SafeFetchError, type SafeFetcher } from '../net/safe-fetch.ts';
 import { deliveryHeaders } from './signing.ts';
@@ -83,18 +83,13 @@ export class Deliverer {
   private readonly results: GroupCommitter<AttemptResult, void>;
   private lastPrune = 0;
 
-  private readonly db: Kysely<Database>;
-  private readonly dialect: Dialect;
-
   constructor(
     private readonly store: Db,
     private readonly fetcher: SafeFetcher,
     private readonly log: Logger,
     private readonly options: DelivererOptions,
   ) {
-    this.db = store.kysely;
-    this.dialect = store.dialect;
-    this.results = new GroupCommitter<AttemptResult, void>((items) => this.db.transaction().execute((tx) => this.writeResults(tx, items)));
+    this.results = new GroupCommitter<AttemptResult, void>((items) => this.store.kysely.transaction().execute((tx) => this.writeResults(tx, items)));
   }
 
   private get leaseMs(): number {
@@ -127,7 +122,7 @@ export class Deliverer {
     while (this.running) {
       let more = false;
       try {
-        const fanned = await fanOut(this.db, this.dialect, batch);
+        const fanned = await fanOut(this.store.kysely, this.store.dialect, batch);
         more = fanned.statuses >= batch || fanned.replies >= batch;
         const room = this.options.concurrency - this.inflight.size;
         if (room > 0) {
@@ -223,7 +218,7 @@ export class Deliverer {
   private async writeResults(tx: Transaction<Database>, items: AttemptResult[]): Promise<undefined[]> {
     const t = eventsDb(tx);
     const ids = items.map((r) => r.id);
-    await lockDeliveries(this.dialect, t.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids));
+    await lockDeliveries(this.store.dialect, t.selectFrom('webhook_deliveries').select('id').where('id', 'in', ids));
     for (const r of items) {
       const giveUp = !r.ok && r.at - r.scheduleFrom >= GIVE_UP_AFTER * this.options.retryBaseMs;
       await t
@@ -248,7 +243,7 @@ export class Deliverer {
   /** Removes delivered and failed deliveries older than the log's retention. */
   private async prune(): Promise<void> {
     this.lastPrune = Date.now();
-    const edb = eventsDb(this.db);
+    const edb = eventsDb(this.store.kysely);
     const old = edb
       .selectFrom('webhook_deliveries')
       .select('id')
@@ -258,7 +253,7 @@ export class Deliverer {
     // Rows another transaction holds (a webhook being deleted) are left for the next prune, never waited for.
     await edb
       .deleteFrom('webhook_deliveries')
-      .where('id', 'in', this.dialect === 'postgres' ? old.forUpdate().skipLocked() : old)
+      .where('id', 'in', this.store.dialect === 'postgres' ? old.forUpdate().skipLocked() : old)
       .execute();
   }
 }
