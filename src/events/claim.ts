@@ -43,29 +43,21 @@ export async function claimDeliveries(tx: Transaction<Database>, dialect: Dialec
 
 async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: DeliveryClaim): Promise<ClaimedDeliveries> {
   const t = eventsDb(tx);
-  // Waiting for an attempt, oldest first (of one account: webhook_deliveries_account_due_idx, migration 018).
-  const pending = (limit: number, account?: number) =>
+  // Due deliveries in one status, oldest first (of one account: webhook_deliveries_account_due_idx, migration 018).
+  const due = (status: 'PENDING' | 'DELIVERING', limit: number, account?: number) =>
     t
       .selectFrom('webhook_deliveries')
       .select(['id', 'account_id', 'due_at'])
-      .where('status', '=', 'PENDING')
+      .where('status', '=', status)
       .$if(account !== undefined, (q) => q.where('account_id', '=', account as number))
       .where('due_at', '<=', c.now)
       .orderBy('due_at')
       .limit(limit)
       .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
       .execute();
-  // Attempts whose lease ran out (their process died): few, due again.
-  const expired = await t
-    .selectFrom('webhook_deliveries')
-    .select(['id', 'account_id', 'due_at'])
-    .where('status', '=', 'DELIVERING')
-    .where('due_at', '<=', c.now)
-    .orderBy('due_at')
-    .limit(c.room)
-    .$if(dialect === 'postgres', (q) => q.forUpdate().skipLocked())
-    .execute();
-  const oldest = [...(await pending(c.room)), ...expired].sort((x, y) => Number(x.due_at) - Number(y.due_at)).slice(0, c.room);
+  // Waiting for an attempt, and attempts whose lease ran out (their process died: few, due again).
+  const expired = await due('DELIVERING', c.room);
+  const oldest = [...(await due('PENDING', c.room)), ...expired].sort((x, y) => Number(x.due_at) - Number(y.due_at)).slice(0, c.room);
   const busy = new Map(c.inFlight);
   const left = (account: number) => c.perAccount - (busy.get(account) ?? 0);
   const chosen = new Set<string>();
@@ -90,7 +82,7 @@ async function claimOne(tx: Transaction<Database>, dialect: Dialect, c: Delivery
         },
         take: async (account, count) => {
           const n = Math.min(count, left(account));
-          return n > 0 ? pending(n, account) : [];
+          return n > 0 ? due('PENDING', n, account) : [];
         },
       },
       c.afterAccount,
