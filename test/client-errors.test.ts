@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, InjectOptions } from 'fastify';
 import { freshDatabase, startGateway, type Customer, type TestDatabase, type TestGateway } from './helpers.ts';
 import { legacy, legacyApp, type LegacyAnswer } from './legacy/legacy-helpers.ts';
 import { createAccount } from '../src/accounts/accounts.ts';
@@ -117,6 +117,23 @@ test('gateway skip/limit out of range: 400 naming the parameter and its range', 
   // The defaults still apply when the parameters are absent.
   const plain = await gw.call(alice.key, 'GET', '/reports/messages/sent');
   assert.equal(plain.status, 200);
+});
+
+test('legacy: the NUL character in a body field, a query value or a path id is a 400 naming the field, on every database, and nothing is sent', async () => {
+  const before = await legacy(roomy, alice.key, 'GET', '/credits');
+  const cases: [string, string, unknown, RegExp][] = [
+    ['POST', '/send', { Sender: 'ACME', Receivers: '11999998888', Content: 'a\u0000b' }, /O campo Content não pode conter o caractere NUL/],
+    ['POST', '/send', { Sender: 'AC\u0000ME', Receivers: '11999998888', Content: 'ok' }, /O campo Sender não pode conter o caractere NUL/],
+    ['POST', '/contactgroup', { Name: '\u0000' }, /O campo Name não pode conter o caractere NUL/],
+    ['POST', '/sendingcontextrules', { Name: 'n', Message: 'm\u0000', PositiveContext: 'sim', PositiveResponse: 'ok' }, /O campo Message/],
+    ['GET', '/contactgroup?id=%00', undefined, /O campo id não pode conter o caractere NUL/],
+    ['GET', '/blacklist/%00', undefined, /O campo id não pode conter o caractere NUL/],
+  ];
+  for (const [method, path, body, message] of cases) {
+    now += 31_000;
+    assertLegacyFailure(await legacy(roomy, alice.key, method as InjectOptions['method'], path, body), 400, message);
+  }
+  assert.deepEqual((await legacy(roomy, alice.key, 'GET', '/credits')).body.Object, before.body.Object, 'nothing charged');
 });
 
 /** Twelve identical requests at once. */

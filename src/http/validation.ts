@@ -200,7 +200,7 @@ export function schemaErrorFormatter(_errors: unknown, dataVar: string): Error {
  * would fail the insert (and with it a whole group commit) as a 500. It is
  * refused here as a 400 on every database. Iterative: bodies may nest deeply.
  */
-function nulErrors(data: unknown): ErrorObject[] {
+export function nulErrors(data: unknown): ErrorObject[] {
   // Almost never there: look without making paths first.
   if (!hasNul(data)) return [];
   const errors: ErrorObject[] = [];

@@ -80,6 +80,8 @@ async function acceptText(
   messageId: string,
   partsKey: string | undefined,
 ): Promise<Answer> {
+  // No store of the gateway keeps U+0000 (PostgreSQL text cannot): refused on every database, as over HTTP.
+  if (text.includes('\u0000')) return { status: ServerStatus.RSUBMITFAIL, reason: 'the text contains the NUL character (U+0000)' };
   const accountId = Number(credential.account_id);
   const route = await deps.routes.get(accountId, Number(credential.route_id));
   const input: AcceptInput = {

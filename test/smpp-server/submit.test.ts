@@ -93,6 +93,32 @@ describe('submit_sm', () => {
     client.close();
   });
 
+  test('a text holding the NUL character (U+0000) is refused with ESME_RSUBMITFAIL on every database, nothing charged; the submits beside it go on', async () => {
+    const client = await bound(g);
+    const before = await balance(g);
+    const half = encodeUcs2(`${'x'.repeat(60)}\u0000${'y'.repeat(60)}`);
+    const [ucs2, latin, payload, fine, ...parts] = await Promise.all([
+      client.submit({ destination_addr: '5511999990120', data_coding: 8, short_message: encodeUcs2('a\u0000b') }),
+      client.submit({ destination_addr: '5511999990121', data_coding: 3, short_message: Buffer.from([0x61, 0, 0x62]) }),
+      client.submit({ destination_addr: '5511999990122', data_coding: 3, message_payload: Buffer.from([0x61, 0, 0x62]) }),
+      client.submit({ destination_addr: '5511999990123', data_coding: 0, short_message: encodeGsm('@ is GSM octet 0') as Buffer }),
+      ...[half.subarray(0, 120), half.subarray(120)].map((chunk, i) =>
+        client.submit({ destination_addr: '5511999990124', esm_class: 0x40, data_coding: 8, short_message: Buffer.concat([concatUdh(0x55, 2, i + 1), chunk]) }),
+      ),
+    ]);
+    assert.deepEqual(
+      [ucs2, latin, payload].map((r) => r?.command_status),
+      [0x45, 0x45, 0x45],
+    );
+    assert.equal(fine?.command_status, 0);
+    assert.deepEqual(parts.map((r) => r.command_status).sort(), [0, 0x45], 'the part that completes the text is refused');
+    const rows = await sent(g);
+    assert.equal(rows.find((m) => m.id === fine?.message_id)?.content, '@ is GSM octet 0');
+    assert.equal(rows.filter((m) => m.receiver >= '5511999990120' && m.receiver <= '5511999990124').length, 1, 'only the GSM text is in the report');
+    assert.equal(Math.round((before - (await balance(g))) * 100), 10, 'only the GSM text is charged');
+    client.close();
+  });
+
   for (const [coding, encode, unit] of [
     [0, (t: string) => encodeGsm(t) as Buffer, 'GSM'],
     [3, (t: string) => Buffer.from(t, 'latin1'), 'Latin-1'],

@@ -126,6 +126,8 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
       lines.add((MISSING[missing] ?? ((x: Texts) => x.required(missing)))(t));
     } else if (path.length === 0) {
       lines.add(t.noBody);
+    } else if (e.keyword === 'nul') {
+      lines.add(t.nulCharacter(field));
     } else if (INVALID[field]) {
       lines.add(INVALID[field](t));
     } else if (e.keyword === 'minLength' || e.keyword === 'minItems') {
