@@ -63,6 +63,19 @@ test('the same phone rules as a send: without the country code or outside assign
   assert.deepEqual({ added: result.added, invalid: result.invalid }, { added: 3, invalid: ['11987652003', '5511099998888'] });
 });
 
+test('a NUL character in a file (a binary file, a broken export): dropped from the names, a number holding one is invalid; on every database', async () => {
+  const ops = operator(gw.core);
+  const account = await ops.createAccount({ name: 'Nul' });
+  const text = '5511987652003,An\u0000a\n55119876\u000052004,Bad\n5521987654321,\u0000\n';
+  const result = await ops.importContactGroup(account.id, 'nul', readContactsCsv(Readable.from(text)));
+  assert.deepEqual({ added: result.added, invalid: result.invalid }, { added: 2, invalid: ['55119876\u000052004'] });
+  const stored = await contacts(result.id);
+  assert.deepEqual([...stored.entries()].sort(), [
+    ['5511987652003', 'Ana'],
+    ['5521987654321', null],
+  ]);
+});
+
 test('the CLI: JSON on stdout, one summary line on stderr when stdout is not a terminal', async () => {
   const account = await operator(gw.core).createAccount({ name: 'CLI import' });
   const file = join(gw.config.GATEWAY_DATA_DIR, 'numbers.csv');

@@ -38,7 +38,9 @@ export function readContactsCsv(input: Readable): AsyncIterable<ContactRow> {
         first = false;
         if (!/\d/.test(record[0] ?? '')) continue;
       }
-      yield { phone: record[0] ?? '', name: record[1] ? record[1] : null };
+      // No database of the gateway stores U+0000: a name loses it; a number holding one is invalid.
+      const name = record[1]?.replaceAll('\u0000', '').trim();
+      yield { phone: record[0] ?? '', name: name ? name : null };
     }
   })();
 }
