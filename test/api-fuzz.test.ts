@@ -147,6 +147,8 @@ const BAD_VALUES: unknown[] = [
   '99999999999999999999999',
   '2026-02-30T25:61:00Z',
   '\u0000',
+  '\ud800 lone surrogate \udfff',
+  '\u202e\u200b\ufeff',
   '💥'.repeat(50),
   '%00../../etc/passwd',
   "' OR 1=1 --",
