@@ -348,7 +348,7 @@ test('CSV exports: streamed from the database in pages, every row, filtered like
 
   // Read lazily, a page at a time: once the first rows are out, rows moved out of the filter's window
   // meanwhile are not exported, so no more than one page was ever read ahead.
-  const lazy = sentCsv(gw.core.db.kysely, carol.accountId, {});
+  const lazy = sentCsv(gw.core.db, carol.accountId, {});
   const head: string[] = [];
   for (let i = 0; i < 11; i++) head.push((await lazy.next()).value as string);
   await gw.core.db.kysely

@@ -7,6 +7,7 @@ import { ThreadedSqliteDriver } from './sqlite-thread.ts';
 import { WalSync } from './wal-sync.ts';
 import type { Job } from './jobs.ts';
 import type { Dialect } from './dialect.ts';
+import { AccountLanes } from '../common/account-lanes.ts';
 import { initial } from './migrations/001_initial.ts';
 import { legacy } from './migrations/002_legacy.ts';
 import { childrenLinks } from './migrations/003_children_links.ts';
@@ -30,6 +31,15 @@ export type { Dialect } from './dialect.ts';
 
 export interface Db {
   kysely: Kysely<Database>;
+  /**
+   * Reports and exports read here (never write): on SQLite a connection on a
+   * thread of its own, on PostgreSQL a pool of its own (REPORT_CONNECTIONS connections).
+   * A report's scan of one account's messages then never waits in, nor
+   * holds, the queue or the connections every account's sends need.
+   */
+  reports: Kysely<Database>;
+  /** Runs one read of an account's reports on `reports` when a connection is free and it is the account's turn (AccountLanes). */
+  report<T>(accountId: number, read: (db: Kysely<Database>) => Promise<T>): Promise<T>;
   dialect: Dialect;
   /** Runs a hot-path job (src/db/jobs.ts) as one transaction: one result per item (it throws only if the whole transaction fails). */
   run<Item, Result>(job: Job<Item, Result>, items: Item[]): Promise<Result[]>;
@@ -93,15 +103,27 @@ function openSqlite(options: DbOptions): Db {
     new Checkpointer(path, CHECKPOINT_EVERY_MS),
     options.onSqliteDeath,
   );
-  const kysely = new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new LockingSqliteAdapter(),
-      createDriver: () => driver,
-      createIntrospector: (db) => new SqliteIntrospector(db),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
+  const sqlite = (driver: ThreadedSqliteDriver) =>
+    new Kysely<Database>({
+      dialect: {
+        createAdapter: () => new LockingSqliteAdapter(),
+        createDriver: () => driver,
+        createIntrospector: (db) => new SqliteIntrospector(db),
+        createQueryCompiler: () => new SqliteQueryCompiler(),
+      },
+    });
+  const kysely = sqlite(driver);
+  const reports = sqlite(new ThreadedSqliteDriver({ path, autocheckpointPages: 0, syncJobs: false, reader: true }, null, null, options.onSqliteDeath));
+  return {
+    kysely,
+    ...reportsOn(reports, 1),
+    dialect: 'sqlite',
+    run: (job, items) => driver.run(job, items),
+    close: async () => {
+      await reports.destroy();
+      await kysely.destroy();
     },
-  });
-  return { kysely, dialect: 'sqlite', run: (job, items) => driver.run(job, items), close: () => kysely.destroy() };
+  };
 }
 
 /**
@@ -126,18 +148,31 @@ async function openPostgres(url: string, schema: string | undefined): Promise<Db
   const { default: pg } = await import('pg');
   // bigint columns (times, money) fit well inside 2^53: read them as numbers.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: 10,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const pool = (max: number) =>
+    new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max, ...(schema ? { options: `-c search_path=${schema}` } : {}) }) }),
+    });
+  const kysely = pool(10);
+  const reports = pool(REPORT_CONNECTIONS);
   return {
     kysely,
+    ...reportsOn(reports, REPORT_CONNECTIONS),
     dialect: 'postgres',
     run: (job, items) => kysely.transaction().execute((tx) => job.run(tx, 'postgres', items)),
-    close: () => kysely.destroy(),
+    close: async () => {
+      await reports.destroy();
+      await kysely.destroy();
+    },
   };
+}
+
+/** PostgreSQL connections a process gives reports and exports, beside the 10 of everything else. */
+export const REPORT_CONNECTIONS = 3;
+
+/** The reports' connection(s), taken by accounts in turn. */
+function reportsOn(reports: Kysely<Database>, slots: number): Pick<Db, 'reports' | 'report'> {
+  const lanes = new AccountLanes(slots);
+  return { reports, report: (accountId, read) => lanes.run(accountId, () => read(reports)) };
 }
 
 async function migrate(db: Db): Promise<void> {

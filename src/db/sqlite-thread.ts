@@ -28,6 +28,12 @@ export interface SqliteThreadOptions {
    * event loop's queries and transactions still wait for WalSync.
    */
   syncJobs: boolean;
+  /**
+   * A second connection for reports and exports only (query_only): their
+   * scans of an account's messages run here, beside the writer's thread,
+   * instead of in its queue before every other account's accepts.
+   */
+  reader?: boolean;
 }
 
 interface PlainError {
@@ -173,26 +179,42 @@ class ThreadConnection implements DatabaseConnection {
 
 /** A Kysely driver over the SQLite thread, with jobs beside it (Db.run). */
 export class ThreadedSqliteDriver implements Driver {
-  private readonly thread: SqliteThread;
-  private readonly connection: ThreadConnection;
+  private started: { thread: SqliteThread; connection: ThreadConnection } | null = null;
   private queue: Promise<void> = Promise.resolve();
   private release: (() => void) | null = null;
 
   constructor(
-    options: SqliteThreadOptions,
-    /** null: synchronous=NORMAL asked for, writes do not wait for the disk. */
+    private readonly options: SqliteThreadOptions,
+    /** null: synchronous=NORMAL asked for (or a reader), writes do not wait for the disk. */
     private readonly wal: WalSync | null,
-    private readonly checkpointer: Checkpointer,
+    /** null: a reader, which writes nothing to checkpoint. */
+    private readonly checkpointer: Checkpointer | null,
     /**
      * The thread stopped while in use (it answers every request, errors
      * included, so only something like running out of memory stops it).
      * Every later query fails with `err`; a process should exit and be
      * restarted: what it accepted is on disk.
      */
-    onDeath: (err: Error) => void = () => undefined,
+    private readonly onDeath: (err: Error) => void = () => undefined,
   ) {
-    this.thread = new SqliteThread(options, onDeath);
-    this.connection = new ThreadConnection(this.thread);
+    // The writer's thread starts at once; a reader's with its first query (a process may never report).
+    if (!options.reader) this.start();
+  }
+
+  private start() {
+    if (!this.started) {
+      const thread = new SqliteThread(this.options, this.onDeath);
+      this.started = { thread, connection: new ThreadConnection(thread) };
+    }
+    return this.started;
+  }
+
+  private get thread(): SqliteThread {
+    return this.start().thread;
+  }
+
+  private get connection(): ThreadConnection {
+    return this.start().connection;
   }
 
   async init(): Promise<void> {
@@ -213,9 +235,9 @@ export class ThreadedSqliteDriver implements Driver {
     return this.connection;
   }
 
-  /** With the write lock at once, as the thread's jobs do (see ImmediateSqliteDriver in sqlite-worker.ts). */
+  /** With the write lock at once, as the thread's jobs do (see ImmediateSqliteDriver in sqlite-worker.ts); a reader's reads one snapshot. */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(CompiledQuery.raw(this.options.reader ? 'begin' : 'begin immediate'));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -262,8 +284,8 @@ export class ThreadedSqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await this.checkpointer.stop();
+    await this.checkpointer?.stop();
     await this.wal?.close();
-    await this.thread.close();
+    await this.started?.thread.close();
   }
 }

@@ -1,4 +1,4 @@
-import type { Executor } from '../db/executor.ts';
+import type { Db } from '../db/database.ts';
 import { receivedReplies, sentMessages, type ReportQuery } from '../messaging/reports.ts';
 import { reportedContent } from '../tokens/mask.ts';
 
@@ -43,14 +43,14 @@ const iso = (ms: number | string | null) => (ms === null ? null : new Date(Numbe
  * a time (keyset paging on created_at and id), so memory stays bounded
  * whatever the number of rows. Bad filters throw before the first line.
  */
-export function sentCsv(db: Executor, accountId: number, q: ReportQuery): AsyncGenerator<string> {
-  const { base } = sentMessages(db, accountId, q);
+export function sentCsv(db: Db, accountId: number, q: ReportQuery): AsyncGenerator<string> {
+  const { base } = sentMessages(db.reports, accountId, q);
   async function* lines() {
     yield line([...SENT_COLUMNS]);
     let after = null as { createdAt: number; id: string } | null;
     for (;;) {
       const cursor: { createdAt: number; id: string } | null = after;
-      const rows = await base
+      const page = base
         .$if(cursor !== null, (b) =>
           b.where((eb) =>
             eb.or([
@@ -76,8 +76,9 @@ export function sentCsv(db: Executor, accountId: number, q: ReportQuery): AsyncG
         ])
         .orderBy('m.created_at', 'desc')
         .orderBy('m.id', 'desc')
-        .limit(EXPORT_PAGE)
-        .execute();
+        .limit(EXPORT_PAGE);
+      // A turn a page: a long export takes turns with other accounts' reports.
+      const rows = await db.report(accountId, () => page.execute());
       for (const m of rows) {
         yield line([
           m.id,
@@ -104,14 +105,14 @@ export function sentCsv(db: Executor, accountId: number, q: ReportQuery): AsyncG
 }
 
 /** The received report as CSV lines, header first, newest first (as sentCsv). */
-export function receivedCsv(db: Executor, accountId: number, q: ReportQuery): AsyncGenerator<string> {
-  const { base } = receivedReplies(db, accountId, q);
+export function receivedCsv(db: Db, accountId: number, q: ReportQuery): AsyncGenerator<string> {
+  const { base } = receivedReplies(db.reports, accountId, q);
   async function* lines() {
     yield line([...RECEIVED_COLUMNS]);
     let after = null as { receivedAt: number; id: number } | null;
     for (;;) {
       const cursor: { receivedAt: number; id: number } | null = after;
-      const rows = await base
+      const page = base
         .$if(cursor !== null, (b) =>
           b.where((eb) =>
             eb.or([eb('received_at', '<', cursor?.receivedAt ?? 0), eb.and([eb('received_at', '=', cursor?.receivedAt ?? 0), eb('id', '<', cursor?.id ?? 0)])]),
@@ -120,8 +121,8 @@ export function receivedCsv(db: Executor, accountId: number, q: ReportQuery): As
         .select(['id', 'sender', 'content', 'received_at', 'message_id'])
         .orderBy('received_at', 'desc')
         .orderBy('id', 'desc')
-        .limit(EXPORT_PAGE)
-        .execute();
+        .limit(EXPORT_PAGE);
+      const rows = await db.report(accountId, () => page.execute());
       for (const r of rows) yield line([r.sender, r.content, iso(r.received_at), r.message_id]);
       const last = rows.at(-1);
       if (rows.length < EXPORT_PAGE || !last) return;

@@ -131,7 +131,7 @@ every matching row; \`skip\`/\`limit\` (at most 1,000) page them. Times not reac
       },
     },
     async (request) => {
-      const r = await sentReport(db, request.principal.accountId, request.query);
+      const r = await core.db.report(request.principal.accountId, (db) => sentReport(db, request.principal.accountId, request.query));
       return ok(r.records, null, r.total);
     },
   );
@@ -162,7 +162,7 @@ every matching row; \`skip\`/\`limit\` (at most 1,000) page them. Times not reac
       },
     },
     async (request) => {
-      const r = await receivedReport(db, request.principal.accountId, request.query);
+      const r = await core.db.report(request.principal.accountId, (db) => receivedReport(db, request.principal.accountId, request.query));
       return ok(r.records, null, r.total);
     },
   );
@@ -214,7 +214,7 @@ filters by request id, tag, custom and text. \`skip\`/\`limit\` page them (at mo
         },
       },
       async (request) => {
-        const r = await requestsReport(db, request.principal.accountId, request.query);
+        const r = await core.db.report(request.principal.accountId, (db) => requestsReport(db, request.principal.accountId, request.query));
         return ok(r.records, null, r.total);
       },
     );

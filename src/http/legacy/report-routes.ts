@@ -199,14 +199,16 @@ export async function reportRoutes(app: FastifyInstance, ctx: LegacyContext) {
   report('/detailedreporting', detailed, DetailedQuery, Type.Array(Detailed), async (request, q) => {
     const tz = request.principal.timezone;
     const range = reportRange(q ?? {}, tz, 7, 366);
-    const r = await detailedReport(ctx.db, request.principal.accountId, {
-      ...range,
-      skip: q?.Skip ?? 0,
-      limit: q?.Limit ?? 10_000,
-      delivered: flag('Delivered', q?.Delivered, true),
-      receiver: phoneFilter(q?.Receiver),
-      requestId: textFilter(q?.RequestUniqueId),
-    });
+    const r = await ctx.core.db.report(request.principal.accountId, (db) =>
+      detailedReport(db, request.principal.accountId, {
+        ...range,
+        skip: q?.Skip ?? 0,
+        limit: q?.Limit ?? 10_000,
+        delivered: flag('Delivered', q?.Delivered, true),
+        receiver: phoneFilter(q?.Receiver),
+        requestId: textFilter(q?.RequestUniqueId),
+      }),
+    );
     const rows = r.rows.map((m) => ({
       RequestUniqueId: m.request_id,
       MessageId: m.id,
@@ -244,13 +246,15 @@ export async function reportRoutes(app: FastifyInstance, ctx: LegacyContext) {
   report('/replyreporting', replies, ReplyQuery, Type.Array(Reply), async (request, q) => {
     const tz = request.principal.timezone;
     const range = reportRange(q ?? {}, tz, 7, 366);
-    const r = await replyReport(ctx.db, request.principal.accountId, {
-      ...range,
-      skip: q?.Skip ?? 0,
-      limit: q?.Limit ?? 10_000,
-      phone: phoneFilter(q?.PhoneNumber),
-      requestId: textFilter(q?.RequestUniqueId),
-    });
+    const r = await ctx.core.db.report(request.principal.accountId, (db) =>
+      replyReport(db, request.principal.accountId, {
+        ...range,
+        skip: q?.Skip ?? 0,
+        limit: q?.Limit ?? 10_000,
+        phone: phoneFilter(q?.PhoneNumber),
+        requestId: textFilter(q?.RequestUniqueId),
+      }),
+    );
     const rows = r.rows.map((x) => ({
       RequestUniqueId: x.request_id,
       MessageId: x.message_id,
@@ -285,14 +289,16 @@ later plain send), the answer received and the reply sent. Filters by \`ContextR
   report('/contextreporting', context, ContextQuery, Type.Array(Context), async (request, q) => {
     const tz = request.principal.timezone;
     const range = reportRange(q ?? {}, tz, 7, 366);
-    const r = await contextReport(ctx.db, request.principal.accountId, {
-      ...range,
-      skip: q?.Skip ?? 0,
-      limit: q?.Limit ?? 10_000,
-      ruleName: textFilter(q?.ContextRuleName),
-      receiver: phoneFilter(q?.Receiver),
-      requestId: textFilter(q?.RequestUniqueId),
-    });
+    const r = await ctx.core.db.report(request.principal.accountId, (db) =>
+      contextReport(db, request.principal.accountId, {
+        ...range,
+        skip: q?.Skip ?? 0,
+        limit: q?.Limit ?? 10_000,
+        ruleName: textFilter(q?.ContextRuleName),
+        receiver: phoneFilter(q?.Receiver),
+        requestId: textFilter(q?.RequestUniqueId),
+      }),
+    );
     const rows = r.records.map((c) => ({
       RequestUniqueId: c.requestId,
       ContextRuleName: c.ruleName,
@@ -320,7 +326,7 @@ default the last 365 days) by outcome: \`Undelivered\` counts EXPIRED too, \`Pen
     const tz = request.principal.timezone;
     const monthly = flag('Group', q?.Group, false) === true;
     const range = reportRange(q ?? {}, tz, monthly ? 365 : 30, 366);
-    const slices = await consolidatedSlices(ctx.db, request.principal.accountId, range.from, range.to);
+    const slices = await ctx.core.db.report(request.principal.accountId, (db) => consolidatedSlices(db, request.principal.accountId, range.from, range.to));
     const periodOf = (slice: number) => DateTime.fromMillis(slice * SLICE_MS, { zone: tz }).toFormat(monthly ? 'yyyy-MM' : 'yyyy-MM-dd');
     const periods = new Map<string, Static<typeof Consolidated>>();
     const at = (period: string) => {

@@ -293,7 +293,7 @@ not a password: it is replaced as docs/operator.md says.`,
         response: { 200: DashboardBody },
       },
     },
-    async (request) => dashboard(db, accountOf(request), Date.now()),
+    async (request) => core.db.report(accountOf(request), (db) => dashboard(db, accountOf(request), Date.now())),
   );
 
   const csvDoc = (which: 'sent' | 'received', columns: readonly string[]) =>
@@ -325,12 +325,12 @@ newest first, as CSV (RFC 4180, CRLF lines) with a header row, streamed from the
   app.get<{ Querystring: Static<typeof SentQuery> }>(
     '/export/sent.csv',
     { schema: { ...csvDoc('sent', SENT_COLUMNS), querystring: SentQuery } },
-    async (request, reply) => sendCsv(reply, 'sent.csv', sentCsv(db, accountOf(request), request.query)),
+    async (request, reply) => sendCsv(reply, 'sent.csv', sentCsv(core.db, accountOf(request), request.query)),
   );
   app.get<{ Querystring: Static<typeof ReceivedQuery> }>(
     '/export/received.csv',
     { schema: { ...csvDoc('received', RECEIVED_COLUMNS), querystring: ReceivedQuery } },
-    async (request, reply) => sendCsv(reply, 'received.csv', receivedCsv(db, accountOf(request), request.query)),
+    async (request, reply) => sendCsv(reply, 'received.csv', receivedCsv(core.db, accountOf(request), request.query)),
   );
 
   const accountOnly = {
