@@ -26,7 +26,7 @@ test('reports answer while every connection sends need is held, and show what wa
   assert.equal(sent.status, 200, JSON.stringify(sent.body));
   // SQLite: the one writer connection, in a write transaction; PostgreSQL: all 10 of its pool.
   const held = gw.core.db.dialect === 'sqlite' ? 1 : 10;
-  let release = () => undefined as void;
+  let release: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (release = resolve));
   let begun = 0;
   const holders = Array.from({ length: held }, () =>
@@ -63,7 +63,7 @@ test('reports answer while every connection sends need is held, and show what wa
 
 /** A task that runs until told to end. */
 function gated() {
-  let end = () => undefined as void;
+  let end: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (end = resolve));
   return { end, work: () => done };
 }

@@ -49,7 +49,7 @@ on the send operations. Groups are created by the operator (or through the Legac
       },
     },
     async (request) => {
-      const groups = await listContactGroups(db, request.principal.accountId);
+      const groups = await core.db.report(request.principal.accountId, (reports) => listContactGroups(reports, request.principal.accountId));
       return ok(groups, null, groups.length);
     },
   );

@@ -169,7 +169,7 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
       if (!group) throw new LegacyProblem('NOT_FOUND', (x) => x.groupNotFound(ref));
       groupId = group.id;
     }
-    const groups = (await listGroups(ctx.db, accountId, groupId)).map((g) => shape(g, request.principal.timezone));
+    const groups = (await ctx.core.db.report(accountId, (reports) => listGroups(reports, accountId, groupId))).map((g) => shape(g, request.principal.timezone));
     return ok(groups, t.groups(groups.length));
   };
   const listSchema = {
@@ -234,7 +234,7 @@ export async function contactRoutes(app: FastifyInstance, ctx: LegacyContext) {
   const blocked = async (request: FastifyRequest) => {
     const ref = idFrom(request);
     const phone = ref === undefined ? undefined : parsePhone(ref);
-    const rows = await listBlocked(ctx.db, request.principal.accountId, phone);
+    const rows = await ctx.core.db.report(request.principal.accountId, (reports) => listBlocked(reports, request.principal.accountId, phone));
     if (phone !== undefined && rows.length === 0) throw new LegacyProblem('NOT_FOUND', (x) => x.notBlocked(phone));
     const list = rows.map((r) => ({ PhoneNumber: r.phone, CreatedDate: formatDate(r.createdAt, request.principal.timezone) }));
     return ok(list, t.blockedList(list.length));
