@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { ADMIN_TOKEN, startGateway, type Customer, type TestGateway } from './helpers.ts';
 import { seededRandom } from './seeded-random.ts';
+import { interfaceOf, operations as documentOperations, type Op } from './openapi-operations.ts';
 
 /*
  * A fuzzer driven by the OpenAPI document (GET /openapi.json): every
@@ -39,34 +40,10 @@ before(async () => {
 });
 after(() => gw.close());
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 /** Not fuzzed: health probes (their 503 is an answer), the session's own sign-out and the document itself. */
 const SKIP = new Set(['GET /healthz', 'GET /readyz', 'GET /openapi.json', 'DELETE /panel/api/session', 'POST /panel/api/password']);
-
-interface Op {
-  path: string;
-  method: string;
-  op: any;
-  name: string;
-}
-
-function operations(): Op[] {
-  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([method]) => METHODS.includes(method))
-      .map(([method, op]) => ({ path, method, op, name: `${method.toUpperCase()} ${path}` }))
-      .filter((o) => !SKIP.has(o.name)),
-  );
-}
-
-type Interface = 'operator' | 'legacy' | 'gateway' | 'panel' | 'public';
-function interfaceOf(path: string): Interface {
-  if (['/s/{code}', '/media/{name}', '/rbm/events/{connector}'].includes(path)) return 'public';
-  if (path.startsWith('/panel/api/')) return 'panel';
-  if (path.startsWith('/admin/') || path === '/metrics') return 'operator';
-  if (path.startsWith('/api/v2/')) return 'legacy';
-  return 'gateway';
-}
+const FUZZED = ['get', 'put', 'post', 'delete', 'patch'];
+const operations = () => documentOperations(doc).filter((o) => FUZZED.includes(o.method) && !SKIP.has(o.name));
 
 function credentials(path: string, method: string): Record<string, string> {
   switch (interfaceOf(path)) {

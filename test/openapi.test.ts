@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ADMIN_TOKEN, startGateway, type Customer, type TestGateway } from './helpers.ts';
+import { interfaceOf, operations as documentOperations } from './openapi-operations.ts';
 
 /*
  * The OpenAPI document (GET /openapi.json; docs/api.md): it passes the
@@ -37,35 +38,8 @@ before(async () => {
 });
 after(() => gw.close());
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 const REPO = fileURLToPath(new URL('..', import.meta.url));
-
-interface Op {
-  path: string;
-  method: string;
-  op: any;
-  name: string;
-}
-
-function operations(): Op[] {
-  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, item]) =>
-    Object.entries(item)
-      .filter(([method]) => METHODS.includes(method))
-      .map(([method, op]) => ({ path, method, op, name: `${method.toUpperCase()} ${path}` })),
-  );
-}
-
-/** Routes that need no credential. */
-const PUBLIC = new Set(['/healthz', '/readyz', '/openapi.json', '/s/{code}', '/media/{name}', '/rbm/events/{connector}']);
-
-/** The interface a path belongs to, by the credential it needs. */
-function interfaceOf(path: string): 'operator' | 'legacy' | 'gateway' | 'panel' | 'public' {
-  if (PUBLIC.has(path)) return 'public';
-  if (path.startsWith('/panel/api/')) return 'panel';
-  if (path.startsWith('/admin/') || path === '/metrics') return 'operator';
-  if (path.startsWith('/api/v2/')) return 'legacy';
-  return 'gateway';
-}
+const operations = () => documentOperations(doc);
 
 test('the document passes the OpenAPI linter (Redocly CLI, redocly.yaml): no error, no warning', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'openapi-lint-'));

@@ -2,6 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { startGateway, type Customer, type TestGateway } from './helpers.ts';
+import { interfaceOf, operations } from './openapi-operations.ts';
 
 /*
  * A tenant probe driven by the OpenAPI document: account A (a reseller)
@@ -99,13 +100,18 @@ before(async () => {
 });
 after(() => gw.close());
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
-
+/** B's credential for the path's interface; null where B has none (operator, public, the sign-in itself). */
 function bobHeaders(path: string): Record<string, string> | null {
-  if (path.startsWith('/admin/') || path === '/metrics' || ['/s/{code}', '/media/{name}', '/rbm/events/{connector}'].includes(path)) return null;
-  if (path.startsWith('/panel/api/')) return path === '/panel/api/session' || path === '/panel/api/password' ? null : { ...bobPanel };
-  if (path.startsWith('/api/v2/')) return { 'auth-key': bob.key };
-  return { 'x-api-key': bob.key };
+  switch (interfaceOf(path)) {
+    case 'panel':
+      return path === '/panel/api/session' || path === '/panel/api/password' ? null : { ...bobPanel };
+    case 'legacy':
+      return { 'auth-key': bob.key };
+    case 'gateway':
+      return { 'x-api-key': bob.key };
+    default:
+      return null;
+  }
 }
 
 const ID_FIELD = /(^id$|Id$|^requestId$|^RequestUniqueId$|^GroupName$|^Name$|^PhoneNumber$|^contactGroups$|^route$)/;
@@ -126,32 +132,29 @@ test("B, with each of A's ids wherever an id goes: never A's data, and A's thing
   assert.ok(ids.size >= 8, `A's ids: ${[...ids].join(', ')}`);
   const leaks: string[] = [];
   let calls = 0;
-  for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+  for (const { path, method, op } of operations(doc)) {
     const headers = bobHeaders(path);
     if (!headers) continue;
-    for (const [method, op] of Object.entries(item)) {
-      if (!METHODS.includes(method)) continue;
-      const params: any[] = op.parameters ?? [];
-      const pathParams = params.filter((p) => p.in === 'path').map((p) => p.name as string);
-      const takesId = params.some((p) => p.in === 'query' && /^id$/i.test(p.name));
-      const example = op.requestBody?.content?.['application/json']?.example;
-      for (const id of ids) {
-        const url = path.replace(/\{(\w+)\}/g, () => encodeURIComponent(id));
-        const tries: { url: string; body?: unknown }[] = [];
-        if (pathParams.length) tries.push({ url, body: example });
-        if (takesId) tries.push({ url: `${url}?id=${encodeURIComponent(id)}`, body: example });
-        for (const body of bodiesWith(example, id)) tries.push({ url, body });
-        for (const t of tries) {
-          const res = await gw.app.inject({
-            method: method.toUpperCase() as InjectOptions['method'],
-            url: t.url,
-            headers,
-            ...(t.body === undefined ? {} : { payload: t.body as object }),
-          });
-          calls++;
-          if (res.statusCode >= 500 || res.body.includes(MARK))
-            leaks.push(`${method.toUpperCase()} ${t.url} ${JSON.stringify(t.body)?.slice(0, 80)}: ${res.statusCode} ${res.body.slice(0, 160)}`);
-        }
+    const params: any[] = op.parameters ?? [];
+    const pathParams = params.filter((p) => p.in === 'path').map((p) => p.name as string);
+    const takesId = params.some((p) => p.in === 'query' && /^id$/i.test(p.name));
+    const example = op.requestBody?.content?.['application/json']?.example;
+    for (const id of ids) {
+      const url = path.replace(/\{(\w+)\}/g, () => encodeURIComponent(id));
+      const tries: { url: string; body?: unknown }[] = [];
+      if (pathParams.length) tries.push({ url, body: example });
+      if (takesId) tries.push({ url: `${url}?id=${encodeURIComponent(id)}`, body: example });
+      for (const body of bodiesWith(example, id)) tries.push({ url, body });
+      for (const t of tries) {
+        const res = await gw.app.inject({
+          method: method.toUpperCase() as InjectOptions['method'],
+          url: t.url,
+          headers,
+          ...(t.body === undefined ? {} : { payload: t.body as object }),
+        });
+        calls++;
+        if (res.statusCode >= 500 || res.body.includes(MARK))
+          leaks.push(`${method.toUpperCase()} ${t.url} ${JSON.stringify(t.body)?.slice(0, 80)}: ${res.statusCode} ${res.body.slice(0, 160)}`);
       }
     }
   }
