@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { ADMIN_TOKEN, startGateway, type Customer, type TestGateway } from './helpers.ts';
 import { seededRandom } from './seeded-random.ts';
+import { panelUser, PASSWORD, signIn } from './panel-api-helpers.ts';
 import { interfaceOf, operations as documentOperations, type Op } from './openapi-operations.ts';
 
 /*
@@ -28,14 +29,9 @@ before(async () => {
   alice = await gw.customer({ balance: 100_000 });
   reseller = await gw.customer({ balance: 1000, role: 'RESELLER' });
   for (const c of [alice, reseller]) await gw.admin('PUT', `/admin/accounts/${c.accountId}/rate-limit`, { perSecond: 'off' });
-  await gw.admin('POST', `/admin/accounts/${alice.accountId}/panel-users`, { email: 'alice@acme.example', password: 'correct horse battery' });
-  const signIn = await gw.app.inject({
-    method: 'POST',
-    url: '/panel/api/session',
-    payload: { email: 'alice@acme.example', password: 'correct horse battery' },
-  });
-  panelCookie = String(signIn.headers['set-cookie']).split(';')[0] as string;
-  csrf = signIn.json().object?.csrfToken ?? signIn.json().csrfToken ?? '';
+  const browser = await signIn(gw, (await panelUser(gw, alice.accountId)).email, PASSWORD);
+  panelCookie = browser.cookie;
+  csrf = browser.csrf;
   doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json();
 });
 after(() => gw.close());

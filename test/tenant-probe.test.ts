@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { InjectOptions } from 'fastify';
 import { startGateway, type Customer, type TestGateway } from './helpers.ts';
 import { interfaceOf, operations } from './openapi-operations.ts';
+import { childBody, panelUser, PASSWORD, signIn } from './panel-api-helpers.ts';
 
 /*
  * A tenant probe driven by the OpenAPI document: account A (a reseller)
@@ -22,13 +23,6 @@ let doc: any;
 const bobPanel: Record<string, string> = {};
 /** A's ids, as text: every one is tried wherever B can put an id. */
 const ids = new Set<string>();
-
-async function signIn(c: Customer, email: string, into: Record<string, string>) {
-  await gw.admin('POST', `/admin/accounts/${c.accountId}/panel-users`, { email, password: 'correct horse battery' });
-  const res = await gw.app.inject({ method: 'POST', url: '/panel/api/session', payload: { email, password: 'correct horse battery' } });
-  into.cookie = String(res.headers['set-cookie']).split(';')[0] as string;
-  into['x-csrf-token'] = res.json().object?.csrfToken ?? res.json().csrfToken;
-}
 
 /** Everything of A's the probe checks afterwards, as A sees it. */
 async function aliceState() {
@@ -55,7 +49,9 @@ before(async () => {
   alice = await gw.customer({ balance: 1000, role: 'RESELLER' });
   bob = await gw.customer({ balance: 1000, role: 'RESELLER' });
   for (const c of [alice, bob]) await gw.admin('PUT', `/admin/accounts/${c.accountId}/rate-limit`, { perSecond: 'off' });
-  await signIn(bob, 'bob@acme.example', bobPanel);
+  const browser = await signIn(gw, (await panelUser(gw, bob.accountId)).email, PASSWORD);
+  bobPanel.cookie = browser.cookie;
+  bobPanel['x-csrf-token'] = browser.csrf;
   doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json();
 
   const a = (method: InjectOptions['method'], url: string, payload?: unknown) => gw.call(alice.key, method, url, payload);
@@ -65,17 +61,7 @@ before(async () => {
   ids.add(String(hook.body.object.id));
   const link = await a('POST', '/short-links', { destinationUrl: `https://example.com/${MARK}` });
   ids.add(String(link.body.object.id)).add(link.body.object.code);
-  const child = await a('POST', '/child-users', {
-    fullName: `${MARK} child`,
-    email: 'child@alice.example',
-    phoneNumber: '(11) 98765-4321',
-    document: '11.222.333/0001-81',
-    limit: 10,
-    ownerCredentialFullName: `${MARK} owner`,
-    ownerCredentialEmail: 'owner@alice.example',
-    ownerCredentialPhoneNumber: '11987654321',
-    password: 'correct-horse-battery-staple',
-  });
+  const child = await a('POST', '/child-users', { ...childBody('child@alice.example'), fullName: `${MARK} child` });
   assert.equal(child.status, 200, JSON.stringify(child.body));
   if (child.body.object?.id) ids.add(String(child.body.object.id));
   const scheduled = await a('POST', '/messages/sms/send', {
