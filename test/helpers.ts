@@ -174,7 +174,7 @@ export interface TestGateway {
     role?: 'CUSTOMER' | 'RESELLER';
   }): Promise<Customer>;
   /** Waits until every accepted message and receipt was written and the predicate holds. */
-  eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string): Promise<T>;
+  eventually<T>(probe: () => Promise<T>, done: (v: T) => boolean, what: string, ms?: number): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -227,8 +227,8 @@ export async function startGateway(env: Record<string, string> = {}, coreOptions
       const key = await gateway.admin('POST', `/admin/accounts/${account.body.id}/api-keys`, options.allowedIps ? { allowedIps: options.allowedIps } : {});
       return { accountId: account.body.id, routeId: route.body.id, key: key.body.key, keyId: key.body.id };
     },
-    async eventually(probe, done, what) {
-      const deadline = Date.now() + 15_000;
+    async eventually(probe, done, what, ms = 15_000) {
+      const deadline = Date.now() + ms;
       for (;;) {
         await core.settle();
         const value = await probe();
