@@ -405,6 +405,35 @@ describe('gateway over SMPP against the SMSC simulator', () => {
     }
   });
 
+  it("lets the SMSC answer what it has before closing a connection whose lease can't be renewed: nothing sent twice", async () => {
+    const s = (current = await setup());
+    // Answers take a while, so that submits are in flight when the connection is let go.
+    s.sim.setMode({ responseDelayMs: 300 });
+    // From now on the connection's lease cannot be renewed, as on a full disk (the accepts still write).
+    const leases = (s.gw.core.dispatcher as unknown as { leases: { renew: () => Promise<boolean> } }).leases;
+    const renew = leases.renew;
+    leases.renew = () => Promise.reject(new Error('database or disk is full'));
+    let n = 0;
+    const sending = async () => {
+      await s.send(`55119876${String(53000 + n)}`, `lease ${n}`);
+      n++;
+      await new Promise((r) => setTimeout(r, 40));
+    };
+    while (s.gw.core.dispatcher.holds(CONNECTION)) await sending();
+    const atRelease = s.sim.stats.submits.length;
+    for (let i = 0; i < 5; i++) await sending();
+    leases.renew = renew;
+    await s.settled(n, ['DELIVERED']);
+    assert.ok(atRelease > 5, `submits before the connection was let go: ${atRelease}`);
+    const texts = s.sim.messages().map((m) => m.text);
+    assert.deepEqual(
+      texts.filter((t, i) => texts.indexOf(t) !== i),
+      [],
+      'messages sent more than once',
+    );
+    assert.equal(texts.length, n);
+  });
+
   it('matches a receipt that arrives before its submit_sm_resp', async () => {
     const s = (current = await setup());
     s.sim.setMode({ receiptBeforeResp: true });

@@ -79,11 +79,13 @@ export interface Carrier {
   readonly channels: ReadonlyArray<'SMS' | 'RCS'>;
   start(events: CarrierEvents): Promise<void>;
   /**
-   * Stops the connection. `abrupt`: at once, without waiting for answers in
-   * flight (handed back for a retry): another process is about to take the
-   * connection over (src/dispatch/connection-leases.ts).
+   * Stops the connection: takes nothing more, waits for the answers in
+   * flight, then closes. `withinMs`: another process may take the
+   * connection over after that long (src/dispatch/connection-leases.ts), so
+   * answers are waited for that long at most and the connection is closed by
+   * then; what is still unanswered is handed back for a retry.
    */
-  stop(options?: { abrupt?: boolean }): Promise<void>;
+  stop(options?: { withinMs?: number }): Promise<void>;
   /** True while the connection can take messages (bind up). */
   ready(): boolean;
   /**

@@ -30,6 +30,15 @@ export interface LeaseChanges {
 /** The part of a lease kept back for stopping the connection before another process may take it: a fifth, at least a second (never more than half). */
 const marginOf = (leaseMs: number) => Math.min(leaseMs / 2, Math.max(leaseMs / 5, 1000));
 
+/**
+ * How long before that margin a holder that could not renew stops
+ * submitting and waits for the answers in flight, so that what the carrier
+ * has is answered, not sent again after the connection is closed: as long as
+ * the margin, but never before two renewals (one every fifth of the lease)
+ * were missed.
+ */
+const drainOf = (leaseMs: number) => Math.max(0, Math.min(marginOf(leaseMs), leaseMs - (2 * leaseMs) / 5 - marginOf(leaseMs)));
+
 export class ConnectionLeases {
   /** Connector → the end of this dispatcher's lease on its slot. */
   private readonly held = new Map<string, number>();
@@ -53,6 +62,11 @@ export class ConnectionLeases {
   /** The time before a lease's end by which a holder that could not renew closes the connection. */
   get marginMs(): number {
     return marginOf(this.leaseMs);
+  }
+
+  /** The time before marginMs from which a holder that could not renew stops submitting and lets the answers in flight come. */
+  get drainMs(): number {
+    return drainOf(this.leaseMs);
   }
 
   /** Stops holding the connection here (its lease could not be renewed in time); the row runs out by itself. */

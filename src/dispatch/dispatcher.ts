@@ -234,37 +234,44 @@ export class Dispatcher {
 
   /**
    * Closes a held connection a little before its lease ends unless the lease
-   * is renewed meanwhile: a process whose renewals are late (a database busy
-   * with other writers, a long pause) must have let the connection go before
-   * another process may take it, so that the carrier never sees more binds
-   * than maxBinds.
+   * is renewed meanwhile: a process whose renewals are late (a full disk, a
+   * database busy with other writers, a long pause) must have let the
+   * connection go before another process may take it, so that the carrier
+   * never sees more binds than maxBinds. It stops submitting a little
+   * earlier still and lets the answers in flight come until then, so that
+   * what the carrier has is answered rather than sent again.
    */
   private watch(name: string): void {
     const end = this.leases.endOf(name);
     if (end === undefined) return;
     clearTimeout(this.watchdogs.get(name));
+    const closeBy = end - this.leases.marginMs;
     const timer = setTimeout(
       () => {
         if (this.leases.endOf(name) !== end || !this.running) return;
         this.log.warn({ connector: name }, 'could not renew the lease of a carrier connection in time; closing it');
         this.leases.forget(name);
         this.onConnections(this.leases.list());
-        void this.letGo(name);
+        void this.letGo(name, closeBy - Date.now());
       },
-      Math.max(0, end - this.leases.marginMs - Date.now()),
+      Math.max(0, closeBy - this.leases.drainMs - Date.now()),
     );
     timer.unref();
     this.watchdogs.set(name, timer);
   }
 
-  /** Stops running a connection this dispatcher no longer holds: its loop, then the connection itself, at once. */
-  private letGo(name: string): Promise<void> {
-    const going = this.lettingGo.get(name) ?? this.stopRunning(name).finally(() => this.lettingGo.delete(name));
+  /**
+   * Stops running a connection this dispatcher no longer holds: its loop,
+   * then the connection itself, closed within `withinMs` (answers in flight
+   * are waited for until then; none when another process holds it already).
+   */
+  private letGo(name: string, withinMs = 0): Promise<void> {
+    const going = this.lettingGo.get(name) ?? this.stopRunning(name, Math.max(0, withinMs)).finally(() => this.lettingGo.delete(name));
     this.lettingGo.set(name, going);
     return going;
   }
 
-  private async stopRunning(name: string): Promise<void> {
+  private async stopRunning(name: string, withinMs: number): Promise<void> {
     const loop = this.loops.get(name);
     this.loops.delete(name);
     clearTimeout(this.watchdogs.get(name));
@@ -272,7 +279,7 @@ export class Dispatcher {
     this.downSince.delete(name);
     const carrier = this.carriers.get(name);
     // First, so that nothing more is submitted while the loop winds down.
-    const stopped = carrier?.stop({ abrupt: true });
+    const stopped = carrier?.stop({ withinMs });
     this.wake();
     await loop?.done;
     await stopped;

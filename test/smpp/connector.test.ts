@@ -142,6 +142,30 @@ describe('SmppCarrier against the simulator', () => {
     assert.equal(results.get('late')?.ok, false);
   });
 
+  it('stopped with a deadline, takes the answers that come before it and hands back the rest, closed by then', async () => {
+    h = await harness({}, { reconnectMinMs: 10, reconnectMaxMs: 10 });
+    const harnessed = h;
+    harnessed.sim.setMode({ responseDelayMs: 200 });
+    const sent = harnessed.send([sms('soon', '+491700000001', 'x')]);
+    await waitFor(() => harnessed.sim.stats.submits.length === 1, 'the submit at the SMSC');
+    await harnessed.carrier.stop({ withinMs: 2_000 });
+    const answer = (await sent).get('soon');
+    assert.equal(answer?.ok, true, `answered before the close: ${JSON.stringify(answer)}`);
+    assert.equal(harnessed.sim.stats.unbinds, 1, 'unbound once the answer came');
+
+    // An answer later than the deadline: the connection is closed by then and the message handed back for a retry.
+    await harnessed.close();
+    h = await harness({}, { reconnectMinMs: 10, reconnectMaxMs: 10 });
+    const slow = h;
+    slow.sim.setMode({ responseDelayMs: 5_000 });
+    const late = slow.send([sms('late', '+491700000002', 'y')]);
+    await waitFor(() => slow.sim.stats.submits.length === 1, 'the submit at the SMSC');
+    await slow.carrier.stop({ withinMs: 100 });
+    const handedBack = (await late).get('late');
+    assert.ok(handedBack && !handedBack.ok && handedBack.retry, `handed back for a retry: ${JSON.stringify(handedBack)}`);
+    assert.deepEqual(slow.duplicates, []);
+  });
+
   it('works with separate transmitter and receiver binds', async () => {
     h = await harness({}, { bindMode: 'transmitter_receiver' });
     await waitFor(() => h?.sim.stats.binds === 2, 'both binds');

@@ -99,8 +99,8 @@ export class SmppBind {
     if (this.session) this.dropSession(this.session, reason);
   }
 
-  /** Unbinds gracefully (bounded by responseTimeoutMs), or closes at once when `abrupt`, and stops reconnecting. */
-  async stop(abrupt = false): Promise<void> {
+  /** Unbinds gracefully (bounded by responseTimeoutMs, or `withinMs` when sooner; 0 closes at once) and stops reconnecting. */
+  async stop(withinMs?: number): Promise<void> {
     this.stopped = true;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
@@ -110,15 +110,16 @@ export class SmppBind {
       return;
     }
     const closed = new Promise<void>((resolve) => this.closedWaiters.push(resolve));
-    if (this.state !== 'bound' || abrupt) {
+    const wait = Math.min(this.config.responseTimeoutMs, withinMs ?? Number.POSITIVE_INFINITY);
+    if (this.state !== 'bound' || wait <= 0) {
       this.dropSession(session, 'stopped');
       return closed;
     }
     this.state = 'closing';
     this.closeReason = 'stopped';
+    const force = setTimeout(() => session.socket.destroy(), wait);
     await this.send(session, new smpp.PDU('unbind')).catch(() => undefined);
     session.close();
-    const force = setTimeout(() => session.socket.destroy(), this.config.responseTimeoutMs);
     await closed;
     clearTimeout(force);
   }

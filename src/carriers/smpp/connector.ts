@@ -92,26 +92,30 @@ export class SmppCarrier implements Carrier {
   }
 
   /**
-   * Lets outstanding submits finish (up to responseTimeoutMs), unbinds, and
-   * stops reconnecting; `abrupt`: closes the binds at once (what was in
-   * flight is handed back for a retry).
+   * Lets outstanding submits finish (up to responseTimeoutMs, or `withinMs`
+   * when sooner), unbinds, and stops reconnecting; by `withinMs` at the
+   * latest the binds are closed (what is still in flight is handed back for
+   * a retry).
    */
-  async stop(options: { abrupt?: boolean } = {}): Promise<void> {
+  async stop(options: { withinMs?: number } = {}): Promise<void> {
+    const deadline = options.withinMs === undefined ? undefined : Date.now() + options.withinMs;
     if (!this.running) return;
     this.running = false;
     if (this.pumpTimer) clearTimeout(this.pumpTimer);
     this.pumpTimer = null;
     this.failQueued('carrier stopped');
-    if (this.inflight.size > 0 && !options.abrupt) {
+    const wait = Math.min(this.o.responseTimeoutMs, options.withinMs ?? Number.POSITIVE_INFINITY);
+    if (this.inflight.size > 0 && wait > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.o.responseTimeoutMs);
+        const timer = setTimeout(resolve, wait);
         this.drained.push(() => {
           clearTimeout(timer);
           resolve();
         });
       });
     }
-    await Promise.all([this.transmitter.stop(options.abrupt), this.receiver?.stop(options.abrupt)]);
+    const left = deadline === undefined ? undefined : Math.max(0, deadline - Date.now());
+    await Promise.all([this.transmitter.stop(left), this.receiver?.stop(left)]);
     this.deliver?.flush();
   }
 
