@@ -119,7 +119,7 @@ test('gateway skip/limit out of range: 400 naming the parameter and its range', 
   assert.equal(plain.status, 200);
 });
 
-test('legacy: the NUL character in a body field, a query value or a path id is a 400 naming the field, on every database, and nothing is sent', async () => {
+test('legacy: the NUL character (or a lone surrogate) in a body field, a query value or a path id is a 400 naming the field, on every database, and nothing is sent', async () => {
   const before = await legacy(roomy, alice.key, 'GET', '/credits');
   const cases: [string, string, unknown, RegExp][] = [
     ['POST', '/send', { Sender: 'ACME', Receivers: '11999998888', Content: 'a\u0000b' }, /O campo Content não pode conter o caractere NUL/],
@@ -128,6 +128,7 @@ test('legacy: the NUL character in a body field, a query value or a path id is a
     ['POST', '/sendingcontextrules', { Name: 'n', Message: 'm\u0000', PositiveContext: 'sim', PositiveResponse: 'ok' }, /O campo Message/],
     ['GET', '/contactgroup?id=%00', undefined, /O campo id não pode conter o caractere NUL/],
     ['GET', '/blacklist/%00', undefined, /O campo id não pode conter o caractere NUL/],
+    ['POST', '/send', { Sender: 'ACME', Receivers: '11999998888', Content: 'meio par \ud83d' }, /O campo Content contém metade de um par substituto/],
   ];
   for (const [method, path, body, message] of cases) {
     now += 31_000;

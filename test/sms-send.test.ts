@@ -380,6 +380,9 @@ test('every bad field is a 400 naming it, one errors entry per problem', async (
     // scheduleDate: null is absent (test/client-errors.test.ts), not an error.
     [{ receivers: [r], message: 'a\u0000b' }, ['message']],
     [{ receivers: [r], message: 'x', tag: '\u0000' }, ['tag']],
+    // Half of a surrogate pair alone is no character: no database keeps it as sent.
+    [{ receivers: [r], message: 'a\ud800b' }, ['message']],
+    [{ receivers: [r], message: 'x', tag: '\udfff' }, ['tag']],
     // Several problems: each is reported, once.
     [{ receivers: ['abc', 'def'], message: 5, route: 'x', tag: 7 }, ['receivers[0]', 'receivers[1]', 'message', 'route', 'tag']],
     [{ receivers: [123, r, 456], message: 'x', scheduleDate: 'soon' }, ['receivers[0]', 'receivers[2]', 'scheduleDate']],

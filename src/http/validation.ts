@@ -4,6 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 
 /** Custom schema keyword: the text shown when a value matches none of a union's forms. */
 import { ERROR_TEXT } from '../common/schema.ts';
+import { unstorable } from '../common/text.ts';
 export { ERROR_TEXT };
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -177,7 +178,7 @@ const bodyAjv = ajvPair({ coerceTypes: false });
 const textAjv = ajvPair({ coerceTypes: true });
 
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
-  boundedValidator(httpPart === 'body' ? bodyAjv : textAjv, schema as object, nulErrors) as ReturnType<FastifySchemaCompiler<unknown>>;
+  boundedValidator(httpPart === 'body' ? bodyAjv : textAjv, schema as object, textErrors) as ReturnType<FastifySchemaCompiler<unknown>>;
 
 /**
  * The error Fastify raises for a value its schema refuses. Every interface's
@@ -196,20 +197,19 @@ export function schemaErrorFormatter(_errors: unknown, dataVar: string): Error {
 }
 
 /**
- * PostgreSQL text cannot hold U+0000: a NUL anywhere in what a client sends
- * would fail the insert (and with it a whole group commit) as a 500. It is
- * refused here as a 400 on every database. Iterative: bodies may nest deeply.
+ * A NUL or a lone surrogate in any text is refused as a 400 on every
+ * database (src/common/text.ts says why). Iterative: bodies may nest deeply.
  */
-export function nulErrors(data: unknown): ErrorObject[] {
+export function textErrors(data: unknown): ErrorObject[] {
   // Almost never there: look without making paths first.
-  if (!hasNul(data)) return [];
+  if (!hasUnstorable(data)) return [];
   const errors: ErrorObject[] = [];
   const stack: [unknown, string][] = [[data, '']];
   for (let item = stack.pop(); item; item = stack.pop()) {
     const [value, path] = item;
     if (typeof value === 'string') {
-      if (value.includes('\u0000'))
-        errors.push({ instancePath: path, schemaPath: '#', keyword: 'nul', params: {}, message: 'must not contain the NUL character (\\u0000)' });
+      const why = unstorable(value);
+      if (why) errors.push({ instancePath: path, schemaPath: '#', keyword: why, params: {}, message: UNSTORABLE[why] });
     } else if (value !== null && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) stack.push([v, `${path}/${k}`]);
     }
@@ -217,12 +217,17 @@ export function nulErrors(data: unknown): ErrorObject[] {
   return errors.reverse();
 }
 
-function hasNul(data: unknown): boolean {
+const UNSTORABLE = {
+  nul: 'must not contain the NUL character (\\u0000)',
+  surrogate: 'must be Unicode text: it holds half of a surrogate pair (\\ud800-\\udfff) without the other half',
+};
+
+function hasUnstorable(data: unknown): boolean {
   const stack: unknown[] = [data];
   while (stack.length > 0) {
     const value = stack.pop();
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return true;
+      if (unstorable(value)) return true;
     } else if (value !== null && typeof value === 'object') {
       for (const v of Object.values(value)) stack.push(v);
     }

@@ -3,6 +3,7 @@ import type { Database } from '../db/tables.ts';
 import type { Inbound } from '../carriers/carrier.ts';
 import { addLedgerEntry } from '../billing/ledger.ts';
 import { queueSmppReply } from '../smpp-server/records.ts';
+import { storableText } from '../common/text.ts';
 
 export interface StoredReply {
   id: number;
@@ -20,8 +21,8 @@ export interface StoredReply {
  */
 export async function recordInbound(db: Kysely<Database>, connector: string, inbound: Inbound): Promise<StoredReply> {
   const sender = inbound.from.replace(/^\+/, '');
-  // PostgreSQL text cannot hold NUL; a carrier may still send one.
-  const content = inbound.text.replaceAll('\u0000', '');
+  // A carrier may send what no store keeps as sent (src/common/text.ts): the same text on every database.
+  const content = storableText(inbound.text);
   return db.transaction().execute(async (tx) => {
     const last = await tx
       .selectFrom('messages')

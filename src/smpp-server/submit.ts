@@ -20,6 +20,7 @@ import type { CredentialRow } from './credentials.ts';
 import { joinParts, readSubmit, senderOf, ServerStatus, type Submit } from './message.ts';
 import { dropParts, pendingPartsOf, storePart } from './parts.ts';
 import { receiptDate, finalState } from './records.ts';
+import { unstorable } from '../common/text.ts';
 
 export interface SubmitDeps {
   db: Kysely<Database>;
@@ -72,6 +73,11 @@ export async function submitMessage(deps: SubmitDeps, credential: CredentialRow,
   }
 }
 
+const UNSTORABLE = {
+  nul: 'the text contains the NUL character (U+0000)',
+  surrogate: 'the text holds half of a UTF-16 surrogate pair without the other half',
+};
+
 async function acceptText(
   deps: SubmitDeps,
   credential: CredentialRow,
@@ -80,8 +86,9 @@ async function acceptText(
   messageId: string,
   partsKey: string | undefined,
 ): Promise<Answer> {
-  // No store of the gateway keeps U+0000 (PostgreSQL text cannot): refused on every database, as over HTTP.
-  if (text.includes('\u0000')) return { status: ServerStatus.RSUBMITFAIL, reason: 'the text contains the NUL character (U+0000)' };
+  // Refused on every database, as over HTTP: no store keeps either as sent (src/common/text.ts).
+  const why = unstorable(text);
+  if (why) return { status: ServerStatus.RSUBMITFAIL, reason: UNSTORABLE[why] };
   const accountId = Number(credential.account_id);
   const route = await deps.routes.get(accountId, Number(credential.route_id));
   const input: AcceptInput = {

@@ -119,6 +119,29 @@ describe('submit_sm', () => {
     client.close();
   });
 
+  test('a UCS-2 text with half of a surrogate pair alone is refused with ESME_RSUBMITFAIL; a pair split across two parts is one character', async () => {
+    const client = await bound(g);
+    const before = await balance(g);
+    const ucs2 = (units: number[]) => Buffer.from(units.flatMap((u) => [u >> 8, u & 0xff]));
+    const lone = await client.submit({ destination_addr: '5511999990130', data_coding: 8, short_message: ucs2([0x61, 0xd83d, 0x62]) });
+    assert.equal(lone.command_status, 0x45);
+    // 😀 is D83D DE00: the first part ends with its high half, the second starts with its low half.
+    const parts = await Promise.all(
+      [ucs2([0x61, 0xd83d]), ucs2([0xde00, 0x62])].map((chunk, i) =>
+        client.submit({ destination_addr: '5511999990131', esm_class: 0x40, data_coding: 8, short_message: Buffer.concat([concatUdh(0x56, 2, i + 1), chunk]) }),
+      ),
+    );
+    assert.deepEqual(
+      parts.map((r) => r.command_status),
+      [0, 0],
+    );
+    const rows = await sent(g);
+    assert.equal(rows.filter((m) => m.receiver === '5511999990130').length, 0, 'nothing kept of the refused text');
+    assert.equal(rows.find((m) => m.receiver === '5511999990131')?.content, 'a😀b');
+    assert.equal(Math.round((before - (await balance(g))) * 100), 10, 'only the whole text is charged');
+    client.close();
+  });
+
   for (const [coding, encode, unit] of [
     [0, (t: string) => encodeGsm(t) as Buffer, 'GSM'],
     [3, (t: string) => Buffer.from(t, 'latin1'), 'Latin-1'],

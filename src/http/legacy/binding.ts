@@ -1,5 +1,5 @@
 import type { FastifySchemaCompiler } from 'fastify';
-import { ajvPair, boundedValidator, nulErrors } from '../validation.ts';
+import { ajvPair, boundedValidator, textErrors } from '../validation.ts';
 
 /**
  * Case-insensitive binding (docs/legacy.md): official
@@ -56,9 +56,9 @@ export function bindKeys(value: unknown, schema: unknown): unknown {
  * `"Receivers": 11999998888`): every part, the body included, is coerced to
  * the schema's types, unlike on the gateway. Same linear, bounded validation
  * as the other interfaces (see boundedValidator), and the same refusal of
- * the NUL character in any text (PostgreSQL cannot store it).
+ * a NUL or a lone surrogate in any text (src/common/text.ts).
  */
 const ajv = ajvPair({ coerceTypes: true });
 
 export const legacyValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema }) =>
-  boundedValidator(ajv, schema as object, nulErrors) as ReturnType<FastifySchemaCompiler<unknown>>;
+  boundedValidator(ajv, schema as object, textErrors) as ReturnType<FastifySchemaCompiler<unknown>>;

@@ -128,6 +128,8 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
       lines.add(t.noBody);
     } else if (e.keyword === 'nul') {
       lines.add(t.nulCharacter(field));
+    } else if (e.keyword === 'surrogate') {
+      lines.add(t.loneSurrogate(field));
     } else if (INVALID[field]) {
       lines.add(INVALID[field](t));
     } else if (e.keyword === 'minLength' || e.keyword === 'minItems') {
