@@ -303,6 +303,9 @@ test('phone numbers must be valid, not merely possible: the rule in one place', 
   assert.equal(internationalProblem('11987652003'), '11987652003 is not a valid international number: Brazilian numbers start with 55, e.g. 5511987652003');
   assert.equal(internationalProblem(1133334444), '1133334444 is not a valid international number: Brazilian numbers start with 55, e.g. 551133334444');
   assert.match(internationalProblem('5511099998888'), /^5511099998888 is not a valid international number \(country code/);
+  // 1e400 in a JSON body reads as Infinity: said as such, not as the null JSON would write.
+  assert.match(internationalProblem(Number.POSITIVE_INFINITY), /^Infinity is not a valid international number/);
+  assert.match(internationalProblem(Number.NaN), /^NaN is not/);
   for (const [given, stored] of [
     ['11999998888', '5511999998888'],
     ['(21) 98765-4321', '5521987654321'],

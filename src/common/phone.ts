@@ -124,7 +124,8 @@ export function normalizeInternational(value: string | number): string | null {
  */
 export function internationalProblem(value: unknown): string {
   const text = typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '';
-  const shown = /^\+?\d+$/.test(text) ? text : (JSON.stringify(value) ?? String(value));
+  // A number JSON cannot write back (1e400 reads as Infinity) is shown as the number it became, not as null.
+  const shown = /^\+?\d+$/.test(text) || (typeof value === 'number' && !Number.isFinite(value)) ? text : (JSON.stringify(value) ?? String(value));
   const digits = text.replace(/^\+/, '');
   const asBrazilian = /^\d{10,11}$/.test(digits) ? normalizeBrazilian(digits) : null;
   if (asBrazilian) return `${shown} is not a valid international number: Brazilian numbers start with 55, e.g. ${asBrazilian}`;
