@@ -59,7 +59,7 @@ export function sendRefusal(reply: FastifyReply, url: string, refusal: Refusal):
   return reply.status(status).type('application/json; charset=utf-8').send(body);
 }
 
-/** A request head over the limits above, or an HTTP/1.1 request without Host; null when neither. */
+/** A request head over the limits above, an HTTP/1.1 request without Host, or a compressed body; null when none. */
 export function headRefusal(raw: IncomingMessage): Refusal | null {
   const url = raw.url ?? '';
   if (url.length > MAX_URL_BYTES) {
@@ -72,7 +72,20 @@ export function headRefusal(raw: IncomingMessage): Refusal | null {
   }
   // Checked here rather than by Node (requireHostHeader), whose answer has no body.
   if (raw.httpVersion === '1.1' && raw.headers.host === undefined) return { status: 400, text: 'An HTTP/1.1 request needs a Host header.' };
-  return null;
+  return encodedBody(raw);
+}
+
+/** A body sent compressed (Content-Encoding gzip...): read as JSON it would be "not valid JSON", which says nothing of the cause. */
+function encodedBody(raw: IncomingMessage): Refusal | null {
+  const encoding = raw.headers['content-encoding']?.trim().toLowerCase();
+  if (!encoding || encoding === 'identity') return null;
+  const hasBody = raw.headers['transfer-encoding'] !== undefined || (raw.headers['content-length'] ?? '0') !== '0';
+  if (!hasBody) return null;
+  return {
+    status: 415,
+    text: `Content-Encoding ${encoding.slice(0, 40)} is not supported; send the body uncompressed.`,
+    headers: { 'accept-encoding': 'identity' },
+  };
 }
 
 /** The root hook: refuses a too-large head before authentication and routing work. */
