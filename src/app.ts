@@ -58,6 +58,9 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
     schemaErrorFormatter,
   });
   app.setValidatorCompiler(validatorCompiler);
+  // Bodies are JSON, sent as application/json: a text/plain body would reach a schema as a string ("must be
+  // object"), and a browser may send text/plain across sites without asking, with the panel's cookie.
+  app.removeContentTypeParser('text/plain');
   // Before any route or plugin: they all inherit these. Routes outside the three interfaces' plugins
   // (health, media, short link redirects...) answer errors in the gateway envelope.
   app.setErrorHandler(gatewayErrorHandler);
