@@ -8,7 +8,7 @@
  */
 
 /** A lone surrogate: to a `u` expression a whole pair is one code point, not matched. */
-export const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Why a client's text cannot be kept as sent, or null when it can. */
 export function unstorable(text: string): 'nul' | 'surrogate' | null {
