@@ -6,6 +6,7 @@ import type { Core } from './core.ts';
 import { schemaErrorFormatter, validatorCompiler } from './http/validation.ts';
 import { gatewayPlugin } from './http/gateway/plugin.ts';
 import { gatewayErrorHandler } from './http/gateway/envelope.ts';
+import { storageFault } from './db/faults.ts';
 import { PARSER_HEAD_LIMIT, clientErrorHandler, headRefusal, refuseLargeHeads, sendRefusal } from './http/malformed.ts';
 import { shortLinkRedirect } from './http/gateway/short-links.ts';
 import { adminPlugin } from './http/admin/plugin.ts';
@@ -83,6 +84,11 @@ export async function buildApp(core: Core, options: AppOptions): Promise<Fastify
       await sql`select 1`.execute(core.db.kysely);
     } catch {
       return reply.status(503).send({ status: 'database unreachable', carriers });
+    }
+    // Reads may work while writes do not (a full disk): nothing could be accepted.
+    const writeError = await core.beacon.writeError();
+    if (writeError !== null) {
+      return reply.status(503).send({ status: storageFault(writeError) === 'full' ? 'database disk full' : 'database takes no writes', carriers });
     }
     const ready = Object.values(carriers).every(Boolean);
     return reply.status(ready ? 200 : 503).send({ status: ready ? 'ready' : 'carrier not ready', carriers });

@@ -108,6 +108,13 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
     sim.setMode({ responseDelayMs: 0 });
     // While full, the gateway answers what does not write, and its balance is what it charged.
     assert.equal((await http(gw.base, 'GET', '/healthz')).status, 200);
+    // Not ready: reads work, writes do not (its row in the process registry could not be written).
+    const full = await until(
+      'readiness saying the disk is full',
+      async () => await http(gw.base, 'GET', '/readyz'),
+      (r) => r.status === 503,
+    );
+    assert.equal(full.body.status, 'database disk full');
     const duringFull = await balance().catch(() => null);
 
     rmSync(filler);
@@ -119,6 +126,7 @@ test('a full disk: 503 in each envelope, nothing charged for it, nothing sent tw
       30_000,
     );
     if (duringFull !== null) assert.ok((await balance()) <= duringFull);
+    assert.equal((await http(gw.base, 'GET', '/readyz')).status, 200, 'ready again');
 
     const file = new SQLite(join(dataDir, 'gateway.sqlite'), { readonly: true, fileMustExist: true });
     try {

@@ -103,6 +103,7 @@ export class ProcessBeacon {
   readonly id = randomUUID();
   private timer: NodeJS.Timeout | null = null;
   private readonly row: ProcessesTable;
+  private failing: unknown = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -131,10 +132,23 @@ export class ProcessBeacon {
       const now = Date.now();
       this.row.seen_at = now;
       await beatProcess(this.db, this.row);
+      this.failing = null;
       await pruneProcesses(this.db, this.leaseMs, now);
     } catch (err) {
+      this.failing = err;
       this.onError(err);
     }
+  }
+
+  /**
+   * The error of this process's last write of its row (a full disk, a
+   * database that takes no writes), or null when it was written: the
+   * readiness check's view of whether the database takes writes. After a
+   * failure it writes again first, so that space coming back shows at once.
+   */
+  async writeError(): Promise<unknown> {
+    if (this.failing !== null) await this.beat();
+    return this.failing;
   }
 
   async stop(): Promise<void> {

@@ -44,15 +44,17 @@ export const PUBLIC_DOCS = {
   readyz: operation(
     {
       operationId: 'readiness',
-      summary: 'Readiness: the database answers and every carrier connection is up',
-      description: 'Answers 200 when the database answers a query and every carrier connection takes messages; 503 otherwise, saying which.',
+      summary: 'Readiness: the database answers and takes writes, and every carrier connection is up',
+      description:
+        "Answers 200 when the database answers a query, took this process's last write (a full disk shows within a quarter of `DISPATCH_LEASE_MS`), and every carrier connection this process holds takes messages; 503 otherwise, saying which.",
       tags: OPERATIONS,
       security: security.none,
     },
     {
       200: { description: 'Ready.', content: json({ schema: Readiness, example: { status: 'ready', carriers: { simulator: true, claro: true } } }) },
       503: {
-        description: 'Not ready: the database is unreachable, or a carrier connection is down (its bind is not up).',
+        description:
+          'Not ready: the database is unreachable (`database unreachable`), its disk is full (`database disk full`) or it takes no writes for another reason (`database takes no writes`), or a carrier connection is down (`carrier not ready`: its bind is not up).',
         content: json({ schema: Readiness, example: { status: 'carrier not ready', carriers: { simulator: true, claro: false } } }),
       },
     },
