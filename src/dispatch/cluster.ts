@@ -104,6 +104,7 @@ export class ProcessBeacon {
   private timer: NodeJS.Timeout | null = null;
   private readonly row: ProcessesTable;
   private failing: unknown = null;
+  private retrying: Promise<void> | null = null;
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -147,7 +148,13 @@ export class ProcessBeacon {
    * failure it writes again first, so that space coming back shows at once.
    */
   async writeError(): Promise<unknown> {
-    if (this.failing !== null) await this.beat();
+    if (this.failing !== null) {
+      // One write for any number of readiness checks at once.
+      this.retrying ??= this.beat().finally(() => {
+        this.retrying = null;
+      });
+      await this.retrying;
+    }
     return this.failing;
   }
 
