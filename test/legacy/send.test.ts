@@ -87,6 +87,8 @@ test('400 for /send: no JSON object, no or invalid receivers, empty Content, tex
     [{ Receivers: '11999998888,abc,123', Content: 'x' }, /abc, 123/],
     [{ Receivers: { a: 1 }, Content: 'x' }, /Receivers/],
     [{ Receivers: '11999998888', Content: 'x'.repeat(2001) }, /2000/],
+    // Said once, by its own text: not also "invalid value" for the list form the text is not.
+    [{ Receivers: '1'.repeat(20_001), Content: 'x' }, /^O campo Receivers aceita no máximo 20000 caracteres\.$/],
   ];
   for (const [payload, text] of cases) {
     const res = await legacy(gw, alice.key, 'POST', '/send', payload);

@@ -118,6 +118,9 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
   // Paths with a problem of their own: a union's error there adds nothing (a set, so the cost stays linear).
   const plain = new Set<string>();
   for (const e of errors) if (e.keyword !== 'anyOf') plain.add(e.instancePath);
+  // Fields given a text of their own, and fields only said to be invalid.
+  const said = new Set<string>();
+  const vague = new Set<string>();
   for (const e of errors) {
     const path = e.instancePath.split('/').filter(Boolean);
     const field = path[0] ?? '';
@@ -144,9 +147,14 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
     } else if (e.keyword === 'enum') {
       lines.add(t.oneOf(field, (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')));
     } else if (e.keyword !== 'anyOf' || !plain.has(e.instancePath)) {
+      vague.add(field);
       lines.add(t.invalidField(field));
-    }
+      continue;
+    } else continue;
+    said.add(field);
   }
+  // A union's other forms refuse a value too (a Receivers text over its length is no list either): the field's own text says it.
+  for (const field of vague) if (said.has(field)) lines.delete(t.invalidField(field));
   return [...lines].join(' ');
 }
 
