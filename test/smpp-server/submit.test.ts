@@ -119,12 +119,15 @@ describe('submit_sm', () => {
     client.close();
   });
 
-  test('a UCS-2 text with half of a surrogate pair alone is refused with ESME_RSUBMITFAIL; a pair split across two parts is one character', async () => {
+  test('a UCS-2 text with half of a surrogate pair alone is refused with ESME_RSUBMITFAIL, one of an odd number of octets with ESME_RINVMSGLEN; a pair split across two parts is one character', async () => {
     const client = await bound(g);
     const before = await balance(g);
     const ucs2 = (units: number[]) => Buffer.from(units.flatMap((u) => [u >> 8, u & 0xff]));
     const lone = await client.submit({ destination_addr: '5511999990130', data_coding: 8, short_message: ucs2([0x61, 0xd83d, 0x62]) });
     assert.equal(lone.command_status, 0x45);
+    // An odd number of octets is no UCS-2 text (its last octet would be lost): ESME_RINVMSGLEN.
+    const odd = await client.submit({ destination_addr: '5511999990130', data_coding: 8, short_message: Buffer.from([0, 0x61, 0]) });
+    assert.equal(odd.command_status, 0x01);
     // 😀 is D83D DE00: the first part ends with its high half, the second starts with its low half.
     const parts = await Promise.all(
       [ucs2([0x61, 0xd83d]), ucs2([0xde00, 0x62])].map((chunk, i) =>
