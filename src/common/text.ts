@@ -7,6 +7,9 @@
  * cleaned (storableText).
  */
 
+/** The longest SMS text taken, in characters (Unicode code points), on every interface: 14 parts of 153. */
+export const MAX_TEXT_CHARACTERS = 2000;
+
 /** A lone surrogate: to a `u` expression a whole pair is one code point, not matched. */
 const LONE_SURROGATE = /\p{Cs}/u;
 

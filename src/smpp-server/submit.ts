@@ -20,7 +20,7 @@ import type { CredentialRow } from './credentials.ts';
 import { joinParts, readSubmit, senderOf, ServerStatus, type Submit } from './message.ts';
 import { dropParts, pendingPartsOf, storePart } from './parts.ts';
 import { receiptDate, finalState } from './records.ts';
-import { unstorable } from '../common/text.ts';
+import { MAX_TEXT_CHARACTERS, unstorable } from '../common/text.ts';
 
 export interface SubmitDeps {
   db: Kysely<Database>;
@@ -89,6 +89,9 @@ async function acceptText(
   // Refused on every database, as over HTTP: no store keeps either as sent (src/common/text.ts).
   const why = unstorable(text);
   if (why) return { status: ServerStatus.RSUBMITFAIL, reason: UNSTORABLE[why] };
+  const characters = [...text].length;
+  if (characters > MAX_TEXT_CHARACTERS)
+    return { status: ServerStatus.RINVMSGLEN, reason: `the text has ${characters} characters; at most ${MAX_TEXT_CHARACTERS}, as over HTTP` };
   const accountId = Number(credential.account_id);
   const route = await deps.routes.get(accountId, Number(credential.route_id));
   const input: AcceptInput = {

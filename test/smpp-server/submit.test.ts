@@ -119,12 +119,15 @@ describe('submit_sm', () => {
     client.close();
   });
 
-  test('a UCS-2 text with half of a surrogate pair alone is refused with ESME_RSUBMITFAIL, one of an odd number of octets with ESME_RINVMSGLEN; a pair split across two parts is one character', async () => {
+  test('a UCS-2 text with half of a surrogate pair alone is refused with ESME_RSUBMITFAIL, one of an odd number of octets or over 2,000 characters with ESME_RINVMSGLEN; a pair split across two parts is one character', async () => {
     const client = await bound(g);
     const before = await balance(g);
     const ucs2 = (units: number[]) => Buffer.from(units.flatMap((u) => [u >> 8, u & 0xff]));
     const lone = await client.submit({ destination_addr: '5511999990130', data_coding: 8, short_message: ucs2([0x61, 0xd83d, 0x62]) });
     assert.equal(lone.command_status, 0x45);
+    // Longer than an HTTP send takes (2,000 characters): ESME_RINVMSGLEN, nothing kept (a carrier could not send it whole).
+    const long = await client.submit({ destination_addr: '5511999990130', data_coding: 3, message_payload: Buffer.from('x'.repeat(2001), 'latin1') });
+    assert.equal(long.command_status, 0x01);
     // An odd number of octets is no UCS-2 text (its last octet would be lost): ESME_RINVMSGLEN.
     const odd = await client.submit({ destination_addr: '5511999990130', data_coding: 8, short_message: Buffer.from([0, 0x61, 0]) });
     assert.equal(odd.command_status, 0x01);

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
+import { MAX_TEXT_CHARACTERS } from '../../common/text.ts';
 
 /** Shared schema pieces of the legacy routes (they feed the OpenAPI document). */
 export const AuthKeyHeader = Type.Object({ 'auth-key': Type.Optional(Type.String({ description: 'API key of the account (a UUID)' })) });
 
 /** Longest SMS text accepted (about 13 concatenated parts), as on the gateway. */
-export const MAX_TEXT = 2000;
+export const MAX_TEXT = MAX_TEXT_CHARACTERS;
 
 export const Text = (description: string) => Type.String({ maxLength: MAX_TEXT, description });
 export const Name = (description: string) => Type.String({ maxLength: 200, description });
