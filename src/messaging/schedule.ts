@@ -3,7 +3,7 @@ import { DateTime } from 'luxon';
 /** Clock skew we forgive: a schedule date up to this far in the past means "now". */
 const PAST_GRACE_MS = 60_000;
 /** How far ahead a send may be scheduled. */
-const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000;
+export const MAX_AHEAD_MS = 366 * 24 * 3600 * 1000;
 
 /**
  * `scheduleDate` is `YYYY-MM-DD HH:mm:ss` in the account's time zone, or an

@@ -9,6 +9,7 @@ import smpp, { pduBuffer, pduNumber, pduString, Status, type Pdu } from '../carr
 import { parseUdh, type ConcatInfo } from '../carriers/smpp/udh.ts';
 import { normalizeInternational } from '../common/phone.ts';
 import { parseSmppTime } from './times.ts';
+import { MAX_AHEAD_MS } from '../messaging/schedule.ts';
 
 /**
  * The `smpp` package reads time fields (schedule_delivery_time,
@@ -87,6 +88,8 @@ export function readSubmit(pdu: Pdu, now: number = Date.now()): Submit | Refusal
     return { status: ServerStatus.RINVMSGLEN, reason: `a UCS-2 text of ${body.length} octets: UCS-2 has two octets a character` };
   const schedule = parseSmppTime(pduString(pdu, 'schedule_delivery_time'), now);
   if (schedule === 'invalid') return { status: ServerStatus.RINVSCHED, reason: 'schedule_delivery_time is not an SMPP time (YYMMDDhhmmsstnnp)' };
+  if (schedule !== null && schedule > now + MAX_AHEAD_MS)
+    return { status: ServerStatus.RINVSCHED, reason: 'schedule_delivery_time is more than a year ahead (as over HTTP)' };
   const validity = parseSmppTime(pduString(pdu, 'validity_period'), now);
   if (validity === 'invalid') return { status: ServerStatus.RINVEXPIRY, reason: 'validity_period is not an SMPP time (YYMMDDhhmmsstnnp)' };
   if (validity !== null && validity <= Math.max(now, schedule ?? 0))

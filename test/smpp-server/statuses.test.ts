@@ -46,6 +46,10 @@ describe('submit_sm refusals and options', () => {
       [{ destination_addr: '5511999990100', esm_class: 0x40, short_message: Buffer.from([0x09, 0x00]) }, S.RINVMSGLEN],
       [{ destination_addr: '5511999990100', esm_class: 0x04, short_message: Buffer.from('x') }, S.RINVESMCLASS],
       [{ destination_addr: '5511999990100', schedule_delivery_time: '2611xx0000000000', short_message: Buffer.from('x') }, S.RINVSCHED],
+      // More than a year ahead, as an HTTP send refuses: relative (two years) and absolute (the year 2099).
+      [{ destination_addr: '5511999990100', schedule_delivery_time: '020000000000000R', short_message: Buffer.from('x') }, S.RINVSCHED],
+      [{ destination_addr: '5511999990100', schedule_delivery_time: '991231235959000+', short_message: Buffer.from('x') }, S.RINVSCHED],
+      [{ destination_addr: '5511999990100', data_coding: 8, short_message: Buffer.from([0, 0x61, 0]) }, S.RINVMSGLEN],
       [{ destination_addr: '5511999990100', validity_period: 'tomorrow at ten', short_message: Buffer.from('x') }, S.RINVEXPIRY],
       [{ destination_addr: '5511999990100', validity_period: '200101000000000+', short_message: Buffer.from('x') }, S.RINVEXPIRY],
     ];
