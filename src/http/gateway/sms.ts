@@ -11,8 +11,6 @@ import { BODY_ERRORS, SEND_ACCEPTED, gatewayDoc } from './docs.ts';
 import { REQUEST_ID_HEADER } from '../openapi.ts';
 import { MAX_TEXT_CHARACTERS } from '../../common/text.ts';
 
-/** Longest SMS text we accept (about 13 concatenated parts). */
-
 const SmsText = Type.String({ minLength: 1, maxLength: MAX_TEXT_CHARACTERS, description: 'Text; over 160 characters costs one credit per 153.' });
 
 /** Replace each http(s) URL of the text(s) by a new short link of the account before segments are counted (docs/child-users-and-short-links.md). */

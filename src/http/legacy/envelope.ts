@@ -146,11 +146,13 @@ export function validationText(errors: ErrorObject[], t: Texts): string {
       lines.add(t.outOfRange(field));
     } else if (e.keyword === 'enum') {
       lines.add(t.oneOf(field, (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ')));
-    } else if (e.keyword !== 'anyOf' || !plain.has(e.instancePath)) {
+    } else if (e.keyword === 'anyOf' && plain.has(e.instancePath)) {
+      continue;
+    } else {
       vague.add(field);
       lines.add(t.invalidField(field));
       continue;
-    } else continue;
+    }
     said.add(field);
   }
   // A union's other forms refuse a value too (a Receivers text over its length is no list either): the field's own text says it.
