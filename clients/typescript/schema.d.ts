@@ -14,8 +14,8 @@ export interface paths {
   };
   "/readyz": {
     /**
-     * Readiness: the database answers and every carrier connection is up
-     * @description Answers 200 when the database answers a query and every carrier connection takes messages; 503 otherwise, saying which.
+     * Readiness: the database answers and takes writes, and every carrier connection is up
+     * @description Answers 200 when the database answers a query, took this process's last write (a full disk shows within a quarter of `DISPATCH_LEASE_MS`), and every carrier connection this process holds takes messages; 503 otherwise, saying which.
      */
     get: operations["readiness"];
   };
@@ -1346,8 +1346,8 @@ export interface operations {
     };
   };
   /**
-   * Readiness: the database answers and every carrier connection is up
-   * @description Answers 200 when the database answers a query and every carrier connection takes messages; 503 otherwise, saying which.
+   * Readiness: the database answers and takes writes, and every carrier connection is up
+   * @description Answers 200 when the database answers a query, took this process's last write (a full disk shows within a quarter of `DISPATCH_LEASE_MS`), and every carrier connection this process holds takes messages; 503 otherwise, saying which.
    */
   readiness: {
     responses: {
@@ -1357,7 +1357,7 @@ export interface operations {
           "application/json": components["schemas"]["Readiness"];
         };
       };
-      /** @description Not ready: the database is unreachable, or a carrier connection is down (its bind is not up). */
+      /** @description Not ready: the database is unreachable (`database unreachable`), its disk is full (`database disk full`) or it takes no writes for another reason (`database takes no writes`), or a carrier connection is down (`carrier not ready`: its bind is not up). */
       503: {
         content: {
           "application/json": components["schemas"]["Readiness"];
