@@ -111,11 +111,16 @@ export function readSubmit(pdu: Pdu, now: number = Date.now()): Submit | Refusal
   };
 }
 
-/** The text of parts joined in order: octets joined before decoding when they share a coding (a GSM escape or UTF-16 pair split by the sender stays whole). */
-export function joinParts(parts: { dataCoding: number; body: Buffer }[]): string {
+/** The text of parts joined in order: octets joined before decoding when they share a coding (a GSM escape or UTF-16 pair split by the sender stays whole); null when UCS-2 octets come to an odd number. */
+export function joinParts(parts: { dataCoding: number; body: Buffer }[]): string | null {
   const first = parts[0];
   if (!first) return '';
-  if (parts.every((p) => p.dataCoding === first.dataCoding)) return decodeText(Buffer.concat(parts.map((p) => p.body)), first.dataCoding);
+  const oddUcs2 = (coding: number, bytes: Buffer) => coding === DATA_CODING_UCS2 && bytes.length % 2 !== 0;
+  if (parts.every((p) => p.dataCoding === first.dataCoding)) {
+    const joined = Buffer.concat(parts.map((p) => p.body));
+    return oddUcs2(first.dataCoding, joined) ? null : decodeText(joined, first.dataCoding);
+  }
+  if (parts.some((p) => oddUcs2(p.dataCoding, p.body))) return null;
   return parts.map((p) => decodeText(p.body, p.dataCoding)).join('');
 }
 

@@ -59,14 +59,10 @@ export async function submitMessage(deps: SubmitDeps, credential: CredentialRow,
     return await serialized(key, async () => {
       const stored = await storePart(deps.db, credential.system_id, accountId, submit);
       if (!stored.complete) return { status: ServerStatus.ROK, messageId: stored.messageId };
-      return acceptText(
-        deps,
-        credential,
-        { ...submit, registeredDelivery: stored.registeredDelivery },
-        joinParts(stored.parts),
-        stored.messageId,
-        stored.groupKey,
-      );
+      const text = joinParts(stored.parts);
+      if (text === null)
+        return { status: ServerStatus.RINVMSGLEN, reason: 'the parts of a UCS-2 text come to an odd number of octets: UCS-2 has two a character' };
+      return acceptText(deps, credential, { ...submit, registeredDelivery: stored.registeredDelivery }, text, stored.messageId, stored.groupKey);
     });
   } catch (err) {
     return failure(deps.log, err);

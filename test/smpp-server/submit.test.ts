@@ -141,8 +141,15 @@ describe('submit_sm', () => {
       parts.map((r) => r.command_status),
       [0, 0],
     );
+    // Parts whose UCS-2 octets come to an odd number: the part that completes the text is refused.
+    const oddParts = await Promise.all(
+      [Buffer.from([0, 0x61, 0]), Buffer.from([0x62, 0])].map((chunk, i) =>
+        client.submit({ destination_addr: '5511999990132', esm_class: 0x40, data_coding: 8, short_message: Buffer.concat([concatUdh(0x57, 2, i + 1), chunk]) }),
+      ),
+    );
+    assert.deepEqual(oddParts.map((r) => r.command_status).sort(), [0, 0x01]);
     const rows = await sent(g);
-    assert.equal(rows.filter((m) => m.receiver === '5511999990130').length, 0, 'nothing kept of the refused text');
+    assert.equal(rows.filter((m) => m.receiver === '5511999990130' || m.receiver === '5511999990132').length, 0, 'nothing kept of the refused texts');
     assert.equal(rows.find((m) => m.receiver === '5511999990131')?.content, 'a😀b');
     assert.equal(Math.round((before - (await balance(g))) * 100), 10, 'only the whole text is charged');
     client.close();
