@@ -82,10 +82,6 @@ export function readSubmit(pdu: Pdu, now: number = Date.now()): Submit | Refusal
   concat ??= sarInfo(pdu);
   if (concat && concat.total === 1) concat = null;
   if (body.length === 0) return { status: ServerStatus.RINVMSGLEN, reason: 'the message is empty' };
-  // Two octets a UCS-2 character: an odd count would lose its last octet. (A part of a long text may end inside a
-  // character that the next part completes: its parts are decoded once joined.)
-  if (dataCoding === DATA_CODING_UCS2 && !concat && body.length % 2 !== 0)
-    return { status: ServerStatus.RINVMSGLEN, reason: `a UCS-2 text of ${body.length} octets: UCS-2 has two octets a character` };
   const schedule = parseSmppTime(pduString(pdu, 'schedule_delivery_time'), now);
   if (schedule === 'invalid') return { status: ServerStatus.RINVSCHED, reason: 'schedule_delivery_time is not an SMPP time (YYMMDDhhmmsstnnp)' };
   if (schedule !== null && schedule > now + MAX_AHEAD_MS)

@@ -15,7 +15,6 @@ import { chargedSegments } from '../billing/segments.ts';
 import { DomainError } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import { storageFault } from '../db/faults.ts';
-import { decodeText } from '../carriers/smpp/encoding.ts';
 import type { CredentialRow } from './credentials.ts';
 import { joinParts, readSubmit, senderOf, ServerStatus, type Submit } from './message.ts';
 import { dropParts, pendingPartsOf, storePart } from './parts.ts';
@@ -45,6 +44,9 @@ function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/** Two octets a UCS-2 character: an odd count (once a long text's parts are joined) would lose its last octet. */
+const ODD_UCS2: Answer = { status: ServerStatus.RINVMSGLEN, reason: 'a UCS-2 text of an odd number of octets: UCS-2 has two octets a character' };
+
 /** A submit_sm of a bound credential: its answer once the message (or the part) is durable. */
 export async function submitMessage(deps: SubmitDeps, credential: CredentialRow, pdu: Parameters<typeof readSubmit>[0]): Promise<Answer> {
   const submit = readSubmit(pdu);
@@ -52,16 +54,15 @@ export async function submitMessage(deps: SubmitDeps, credential: CredentialRow,
   const accountId = Number(credential.account_id);
   try {
     if (!submit.concat) {
-      const messageId = newId();
-      return await acceptText(deps, credential, submit, decodeText(submit.body, submit.dataCoding), messageId, undefined);
+      const text = joinParts([submit]);
+      return text === null ? ODD_UCS2 : await acceptText(deps, credential, submit, text, newId(), undefined);
     }
     const key = `${credential.system_id}\u0000${submit.sourceAddr}|${submit.receiver}|${submit.concat.reference}|${submit.concat.total}`;
     return await serialized(key, async () => {
       const stored = await storePart(deps.db, credential.system_id, accountId, submit);
       if (!stored.complete) return { status: ServerStatus.ROK, messageId: stored.messageId };
       const text = joinParts(stored.parts);
-      if (text === null)
-        return { status: ServerStatus.RINVMSGLEN, reason: 'the parts of a UCS-2 text come to an odd number of octets: UCS-2 has two a character' };
+      if (text === null) return ODD_UCS2;
       return acceptText(deps, credential, { ...submit, registeredDelivery: stored.registeredDelivery }, text, stored.messageId, stored.groupKey);
     });
   } catch (err) {
